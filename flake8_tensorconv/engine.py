@@ -1,0 +1,228 @@
+"""read -> prefilter -> parse -> infer -> rules -> findings -> fixes.
+
+Every face (flake8 plugin, CLI, LSP) calls :func:`lint_source` or
+:func:`fix_source`; nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
+from flake8_tensorconv.rules import ALL_RULES
+from flake8_tensorconv.rules.base import Context, Rule
+from flake8_tensorconv.source import Source, SourceError
+
+MAX_FIX_PASSES = 10
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+
+
+class ParseError(SourceError):
+    """The file is not valid Python."""
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The enabled rules and the one compiled pattern that decides whether a file is parsed."""
+
+    rules: tuple[type[Rule], ...]
+    prefilter: re.Pattern[str] | None
+
+    @property
+    def codes(self) -> frozenset[str]:
+        return frozenset(rule.code for rule in self.rules)
+
+
+@lru_cache(maxsize=64)
+def rule_set(codes: frozenset[str]) -> RuleSet:
+    rules = tuple(rule for rule in ALL_RULES if rule.code in codes)
+    tokens = sorted({token for rule in rules for token in rule.triggers}, key=len, reverse=True)
+    # A file that never says "torch" cannot hold a torch tensor conversion worth reporting.
+    prefilter = re.compile("|".join(map(re.escape, tokens))) if tokens else None
+    return RuleSet(rules=rules, prefilter=prefilter)
+
+
+def select_rules(settings: Settings, path: str = "") -> RuleSet:
+    codes = settings.enabled_codes((rule.code, rule.default_enabled) for rule in ALL_RULES)
+    ignored = settings.ignored_for(path) if path else ()
+    if ignored:
+        codes = frozenset(code for code in codes if not any(code.startswith(prefix) for prefix in ignored))
+    return rule_set(codes)
+
+
+def needs_parse(text: str, rules: RuleSet) -> bool:
+    return rules.prefilter is not None and "torch" in text and rules.prefilter.search(text) is not None
+
+
+def parse(source: Source) -> ast.Module:
+    try:
+        return ast.parse(source.normalized)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = max((error.offset or 1) - 1, 0)
+        raise ParseError(f"cannot parse: {error.msg}", Position(line, column)) from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise ParseError(f"cannot parse: {error}") from None
+
+
+def lint_source(
+    source: Source,
+    settings: Settings,
+    rules: RuleSet | None = None,
+    tree: ast.Module | None = None,
+    honour_noqa: bool = True,
+) -> list[Finding]:
+    """Findings for one file's text, sorted by position. Raises ParseError."""
+    rules = rules or select_rules(settings)
+    if not needs_parse(source.text, rules):
+        return []
+    if tree is None:
+        tree = parse(source)
+    findings = run_rules(source, tree, rules, settings)
+    if honour_noqa:
+        findings = [finding for finding in findings if not _suppressed(finding, source)]
+    return findings
+
+
+def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settings) -> list[Finding]:
+    # Imported here so that files the prefilter drops never pay for the interpreter.
+    from flake8_tensorconv.inference import Interpreter, analyze_file_facts
+
+    facts = analyze_file_facts(tree)
+    if not facts.imports_torch:
+        return []
+    instances = [rule(settings) for rule in rules.rules]
+    handlers: dict[str, list] = {}
+    for instance in instances:
+        for attribute in dir(instance):
+            if attribute.startswith("visit_"):
+                handlers.setdefault(attribute[len("visit_"):], []).append(getattr(instance, attribute))
+    interpreter = Interpreter(facts, listener=None)
+    context = Context(source, facts, interpreter, settings)
+
+    def listener(node: ast.AST, state: object) -> None:
+        for handler in handlers.get(type(node).__name__, ()):
+            context.state = state  # type: ignore[assignment]
+            handler(node, context)
+
+    interpreter.listener = listener
+    interpreter.walk_module()
+    unique = {(f.code, f.start, f.end): f for f in context.findings}
+    return sorted(unique.values(), key=lambda finding: finding.sort_key)
+
+
+def _suppressed(finding: Finding, source: Source) -> bool:
+    match = _NOQA.search(source.line(finding.start.line))
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip()))
+
+
+# --------------------------------------------------------------------- fixes
+@dataclass
+class FixResult:
+    text: str
+    applied: list[Finding] = field(default_factory=list)
+    # Fixes whose result did not parse: never written.
+    dropped: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.applied)
+
+
+def fixable(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and (unsafe or finding.fix.applicability is Applicability.SAFE)
+
+
+def apply_edits(source: Source, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
+    """Apply non-overlapping fixes (first come first served); returns text and the applied findings."""
+    accepted: list[tuple[int, int, str]] = []
+    applied: list[Finding] = []
+    for finding in findings:
+        assert finding.fix is not None
+        spans = [(source.offset(e.start), source.offset(e.end), e.content) for e in finding.fix.edits]
+        if all(span in accepted for span in spans):
+            applied.append(finding)  # the same edit as a fix already taken (e.g. TCV101 + TCV102)
+            continue
+        if any(_overlaps(span, other) for span in spans for other in accepted if span != other):
+            continue
+        accepted.extend(span for span in spans if span not in accepted)
+        applied.append(finding)
+    text = source.text
+    for start, end, content in sorted(accepted, key=lambda span: (span[0], span[1]), reverse=True):
+        text = text[:start] + _with_newline(content, source.newline) + text[end:]
+    return text, applied
+
+
+def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    if a[0] == b[0]:
+        return True  # two edits at one point: the result would depend on their order
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _with_newline(content: str, newline: str) -> str:
+    return content.replace("\n", newline) if newline != "\n" else content
+
+
+def fix_source(source: Source, settings: Settings, unsafe: bool = False, rules: RuleSet | None = None) -> FixResult:
+    """Apply fixes until none is left (at most MAX_FIX_PASSES passes). Raises ParseError."""
+    rules = rules or select_rules(settings)
+    result = FixResult(text=source.text)
+    current = source
+    dropped_keys: set[tuple[str, Position]] = set()
+    for _ in range(MAX_FIX_PASSES):
+        findings = lint_source(current, settings, rules)
+        candidates = [f for f in findings if fixable(f, unsafe) and (f.code, f.start) not in dropped_keys]
+        if not candidates:
+            break
+        text, applied = apply_edits(current, candidates)
+        if not _parses(text):
+            # Find the culprits one at a time; keep the fixes that are fine on their own.
+            good = []
+            for finding in applied:
+                single, _ = apply_edits(current, [finding])
+                if _parses(single):
+                    good.append(finding)
+                else:
+                    dropped_keys.add((finding.code, finding.start))
+                    result.dropped.append(finding)
+            text, applied = apply_edits(current, good)
+            if not applied or not _parses(text):
+                break
+        result.applied.extend(applied)
+        current = Source(text=text, encoding=source.encoding, has_bom=source.has_bom)
+    result.text = current.text
+    result.remaining = lint_source(current, settings, rules)
+    return result
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(re.sub(r"\r\n?", "\n", text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+__all__ = [
+    "Edit",
+    "FixResult",
+    "ParseError",
+    "RuleSet",
+    "fix_source",
+    "lint_source",
+    "needs_parse",
+    "parse",
+    "rule_set",
+    "select_rules",
+]

@@ -1,0 +1,145 @@
+"""What the inference knows about torch and NumPy APIs, as plain tables.
+
+Qualified names are spelled as after import resolution (``torch.nn.Linear``,
+``numpy.asarray``). Keeping the facts here keeps the interpreter generic.
+"""
+
+from __future__ import annotations
+
+# torch factory functions: the result is a fresh tensor (no grad unless asked for).
+TORCH_FACTORIES = frozenset(
+    "torch." + name
+    for name in (
+        "tensor as_tensor from_numpy asarray zeros ones empty full rand randn randint randperm "
+        "arange range linspace logspace eye empty_strided tril_indices triu_indices "
+        "zeros_like ones_like empty_like full_like rand_like randn_like randint_like "
+        "frombuffer from_dlpack complex polar"
+    ).split()
+)
+
+# torch functions whose result is integer or bool: such a tensor cannot require grad.
+TORCH_INTEGER_RESULTS = {
+    "torch." + name: dtype
+    for names, dtype in (
+        ("argmax argmin argsort nonzero bucketize searchsorted randperm randint "
+         "tril_indices triu_indices multinomial count_nonzero bincount", "int64"),
+        ("eq ne lt le gt ge equal isnan isinf isfinite isneginf isposinf isclose "
+         "logical_and logical_or logical_not logical_xor isin signbit", "bool"),
+    )
+    for name in names.split()
+}
+
+# Tensor methods with integer / bool results.
+INTEGER_METHODS = {
+    **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount".split()},
+    "int": "int32",
+    "short": "int16",
+    "char": "int8",
+    "byte": "uint8",
+    **{name: "bool" for name in (
+        "bool eq ne lt le gt ge isnan isinf isfinite isneginf isposinf isclose "
+        "logical_and logical_or logical_not logical_xor signbit"
+    ).split()},
+}
+
+FLOAT_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+
+# Tensor methods returning (values, indices).
+VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
+# ... and these only when a dim is given (``t.max()`` is a plain tensor).
+VALUES_INDICES_WITH_DIM = frozenset("max min median nanmedian".split())
+
+# Tensor methods and attributes whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    "item tolist size dim ndimension numel nelement stride data_ptr element_size "
+    "is_contiguous is_floating_point is_complex storage untyped_storage get_device "
+    "type_as_string __len__ backward register_hook".split()
+)
+NON_TENSOR_ATTRIBUTES = frozenset(
+    "shape dtype ndim requires_grad is_cuda is_leaf is_sparse layout names itemsize nbytes".split()
+)
+
+# Methods that only exist on torch tensors (not on ndarrays, TensorFlow tensors or
+# Python objects): calling one is evidence that the receiver is a torch tensor.
+TORCH_ONLY_METHODS = frozenset(
+    "cpu cuda detach detach_ requires_grad_ contiguous float double half bfloat16 long int "
+    "short char byte bool permute unsqueeze clone to numpy_".split()
+)
+
+# Parameter-free nn modules: their output requires grad only if their input does.
+PARAMETER_FREE_MODULES = frozenset(
+    "torch.nn." + name
+    for name in (
+        "ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax LogSoftmax "
+        "Softplus Softsign Hardtanh Hardswish Hardsigmoid Threshold Identity Flatten Unflatten "
+        "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout MaxPool1d MaxPool2d MaxPool3d "
+        "AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d "
+        "AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample UpsamplingNearest2d "
+        "UpsamplingBilinear2d PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d "
+        "ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d CosineSimilarity "
+        "PairwiseDistance MSELoss L1Loss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss "
+        "SmoothL1Loss HuberLoss KLDivLoss CTCLoss MarginRankingLoss CosineEmbeddingLoss"
+    ).split()
+)
+
+# Context managers and decorators that switch grad mode: qualified name -> grad enabled.
+GRAD_MODE_SWITCHES = {
+    "torch.no_grad": False,
+    "torch.autograd.no_grad": False,
+    "torch.autograd.grad_mode.no_grad": False,
+    "torch.inference_mode": False,
+    "torch.autograd.inference_mode": False,
+    "torch.autograd.grad_mode.inference_mode": False,
+    "torch.enable_grad": True,
+    "torch.autograd.enable_grad": True,
+    "torch.autograd.grad_mode.enable_grad": True,
+}
+SET_GRAD_ENABLED = frozenset(
+    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+
+PARAMETER_CLASSES = frozenset(
+    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
+)
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+NDARRAY_CLASSES = frozenset({"numpy.ndarray"})
+
+# dtype spellings: torch.float32 / numpy.float32 / "float32" / builtins.
+_DTYPE_ALIASES = {
+    "float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+    "short": "int16", "cfloat": "complex64", "cdouble": "complex128", "float_": "float64",
+    "int_": "int64", "intp": "int64", "bool_": "bool", "complex_": "complex128",
+}
+_DTYPE_NAMES = frozenset(
+    "float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool "
+    "complex32 complex64 complex128 float8_e4m3fn float8_e5m2 object str_ bytes_ datetime64 "
+    "timedelta64 longdouble clongdouble void".split()
+)
+
+
+def dtype_from_qualname(qualname: str) -> str | None:
+    """``torch.float32`` / ``numpy.int64`` -> canonical dtype name, else None."""
+    module, _, name = qualname.rpartition(".")
+    if module not in ("torch", "numpy"):
+        return None
+    if module == "torch" and name in ("float", "double", "half", "long", "int", "short", "cfloat", "cdouble"):
+        return _DTYPE_ALIASES[name]
+    name = _DTYPE_ALIASES.get(name, name) if module == "numpy" else name
+    return name if name in _DTYPE_NAMES else None
+
+
+def dtype_from_string(text: str) -> str | None:
+    text = text.lstrip("=<|")
+    short = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16",
+             "i4": "int32", "i8": "int64", "u1": "uint8", "u2": "uint16", "u4": "uint32",
+             "u8": "uint64", "b1": "bool", "?": "bool", "c8": "complex64", "c16": "complex128",
+             "O": "object"}
+    if text in short:
+        return short[text]
+    text = _DTYPE_ALIASES.get(text, text)
+    return text if text in _DTYPE_NAMES else None
+
+
+def dtype_from_builtin(name: str) -> str | None:
+    return {"float": "float64", "int": "int64", "bool": "bool", "complex": "complex128", "object": "object"}.get(name)

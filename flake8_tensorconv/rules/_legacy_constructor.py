@@ -1,0 +1,102 @@
+"""The legacy tensor constructors (``torch.Tensor(...)``, ``torch.FloatTensor(...)``...)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.values import Kind
+
+# qualified constructor -> the dtype expression it casts to (None: the default dtype).
+LEGACY_CONSTRUCTORS: dict[str, str | None] = {
+    "torch.Tensor": None,
+    "torch.FloatTensor": "float32",
+    "torch.DoubleTensor": "float64",
+    "torch.HalfTensor": "float16",
+    "torch.BFloat16Tensor": "bfloat16",
+    "torch.LongTensor": "int64",
+    "torch.IntTensor": "int32",
+    "torch.ShortTensor": "int16",
+    "torch.CharTensor": "int8",
+    "torch.ByteTensor": "uint8",
+    "torch.BoolTensor": "bool",
+}
+TRIGGERS = tuple(sorted({name.rpartition(".")[2] + "(" for name in LEGACY_CONSTRUCTORS}))
+
+
+@dataclass(frozen=True)
+class LegacyCall:
+    node: ast.Call
+    qualname: str
+    torch_alias: str | None  # how the file spells the torch module, for the fix
+
+    @property
+    def short_name(self) -> str:
+        return self.qualname.rpartition(".")[2]
+
+    def dtype_expression(self) -> str:
+        dtype = LEGACY_CONSTRUCTORS[self.qualname]
+        return f"{self.torch_alias}.get_default_dtype()" if dtype is None else f"{self.torch_alias}.{dtype}"
+
+
+def legacy_call(node: ast.Call, ctx: Context) -> LegacyCall | None:
+    qualname = ctx.qualname(node.func)
+    if qualname not in LEGACY_CONSTRUCTORS or not node.args:
+        return None
+    if any(keyword.arg != "device" for keyword in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    return LegacyCall(node=node, qualname=qualname, torch_alias=torch_alias(node.func, ctx))
+
+
+def torch_alias(func: ast.expr, ctx: Context) -> str | None:
+    """The expression that names the torch module here (``torch``, ``th``...)."""
+    if isinstance(func, ast.Attribute) and ctx.qualname(func.value) == "torch":
+        return ctx.text(func.value)
+    for name, qualname in ctx.facts.aliases.items():
+        if qualname == "torch" and name not in ctx.state.env:
+            return name
+    return None
+
+
+def is_size_argument(node: ast.expr, ctx: Context) -> bool:
+    """An int, a NumPy integer scalar, or a 0-d integer array: read as a *size*."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    value = ctx.value(node)
+    if value.kind is Kind.NUMBER and _is_integer_expression(node, ctx):
+        return True
+    if isinstance(node, ast.Call) and node.args and len(node.args) == 1:
+        qualname = ctx.qualname(node.func) or ""
+        argument = node.args[0]
+        literal_int = isinstance(argument, ast.Constant) and isinstance(argument.value, int) and not isinstance(argument.value, bool)
+        if qualname in ("numpy.array", "numpy.asarray") and literal_int:
+            return True
+        if qualname.startswith(("numpy.int", "numpy.uint")) and literal_int:
+            return True
+    return False
+
+
+def _is_integer_expression(node: ast.expr, ctx: Context) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "int"):
+        return True
+    if isinstance(node, ast.Subscript):
+        container = node.value
+        return (isinstance(container, ast.Attribute) and container.attr == "shape") or (
+            isinstance(container, ast.Call) and isinstance(container.func, ast.Attribute) and container.func.attr == "size"
+        )
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return all(
+            (isinstance(side, ast.Constant) and isinstance(side.value, int)) or _is_integer_expression(side, ctx)
+            for side in (node.left, node.right)
+        )
+    return False
+
+
+def is_data_argument(node: ast.expr, ctx: Context) -> bool:
+    """A list/tuple display, a comprehension, or a value known to be an array or a sequence."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if is_size_argument(node, ctx):
+        return False
+    return ctx.value(node).kind in (Kind.NDARRAY, Kind.SEQUENCE)

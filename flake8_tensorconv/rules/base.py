@@ -1,0 +1,124 @@
+"""The contract every rule module fulfils, and what a rule sees while it runs."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from typing import TYPE_CHECKING, ClassVar
+
+from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
+from flake8_tensorconv.values import Value
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.config import Settings
+    from flake8_tensorconv.inference import FileFacts, Interpreter, State
+    from flake8_tensorconv.source import Source
+
+
+class Rule:
+    """One pitfall. Subclasses define ``visit_<AstNodeType>(node, ctx)`` methods.
+
+    The docstring is the rule's documentation, with the sections
+    ``What it does`` / ``Why is this bad?`` / ``Example`` / ``Use instead`` /
+    ``Fix safety``; ``tensorconv rule`` prints it.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    # Substrings of which at least one must occur in a file for the rule to matter.
+    triggers: ClassVar[tuple[str, ...]]
+    default_enabled: ClassVar[bool] = True
+    # "safe", "unsafe", "sometimes" (depends on evidence) or "none".
+    fix_safety: ClassVar[str] = "none"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def documentation(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()
+
+
+class Context:
+    """What a rule may ask about the node it visits."""
+
+    def __init__(self, source: Source, facts: FileFacts, interpreter: Interpreter, settings: Settings) -> None:
+        self.source = source
+        self.facts = facts
+        self.interpreter = interpreter
+        self.settings = settings
+        self.state: State = interpreter.state
+        self.findings: list[Finding] = []
+        self._uses: dict[int, dict[str, list[tuple[int, int]]]] = {}
+
+    # -------------------------------------------------------------- knowledge
+    def value(self, node: ast.expr) -> Value:
+        return self.interpreter.value_of(node)
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self.state.grad_enabled
+
+    def qualname(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name) and node.id in self.state.env:
+            return None
+        return self.facts.qualname(node)
+
+    def used_after(self, name: str, node: ast.AST) -> bool:
+        """Whether ``name`` is read after ``node`` in the enclosing function."""
+        scope = self.state.function
+        if scope is None:
+            return True
+        uses = self._uses.get(id(scope))
+        if uses is None:
+            uses = {}
+            for child in ast.walk(scope):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                    uses.setdefault(child.id, []).append((child.lineno, child.col_offset))
+            self._uses[id(scope)] = uses
+        after = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+        return any(use > after for use in uses.get(name, ()))
+
+    # -------------------------------------------------------------- positions and text
+    def start(self, node: ast.AST) -> Position:
+        return self.position(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> Position:
+        return self.position(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    def position(self, line: int, byte_column: int) -> Position:
+        """ast columns count UTF-8 bytes; findings and edits count characters."""
+        text = self.source.line(line)
+        if text.isascii():
+            return Position(line, byte_column)
+        return Position(line, len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore")))
+
+    def text(self, node: ast.AST) -> str:
+        start, end = self.start(node), self.end(node)
+        return self.source.text[self.source.offset(start) : self.source.offset(end)]
+
+    def attribute_name_start(self, node: ast.Attribute) -> Position:
+        """Where the attribute's name begins (``numpy`` in ``x . numpy``)."""
+        end = self.end(node)
+        return Position(end.line, end.column - len(node.attr))
+
+    # -------------------------------------------------------------- reporting
+    def report(
+        self,
+        rule: Rule,
+        node: ast.AST,
+        message: str | None = None,
+        fix: Fix | None = None,
+    ) -> None:
+        self.findings.append(
+            Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix)
+        )
+
+
+def make_fix(applicability: Applicability, message: str, *edits: Edit) -> Fix:
+    return Fix(applicability=applicability, message=message, edits=tuple(edits))
+
+
+def insertion(at: Position, content: str) -> Edit:
+    return Edit(start=at, end=at, content=content)

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.values import Grad, Kind
+
+# Calls after `.data` that only read it: replacing `.data` by `.detach()` there changes nothing.
+_CONVERSIONS = frozenset({"numpy", "cpu", "cuda", "clone", "tolist", "item", "float", "double", "half", "long", "int", "to", "detach", "contiguous"})
+# Receivers whose `.data` is their own attribute, not `Tensor.data`.
+_CONTAINER_NAMES = frozenset({"dataset", "datasets", "loader", "dataloader", "data_loader", "df", "frame", "series", "batch", "sample", "record", "response", "request", "module", "model"})
+
+
+class DataInsteadOfDetach(Rule):
+    """
+    ## What it does
+    Flags `Tensor.data` used to get a tensor out of autograd: conversion chains
+    such as `x.data.numpy()`, `x.data.cpu()`, `x.data.clone()`, and
+    `y = x.data` followed by in-place operations on `y`.
+
+    ## Why is this bad?
+    `.data` shares memory with `x` but hides changes from autograd's version
+    counter. An in-place change through it silently corrupts gradients: with
+    `c = out.data; c.zero_()` backward succeeds and returns wrong (zero)
+    gradients, where `.detach()` raises "one of the variables needed for gradient
+    computation has been modified by an inplace operation".
+
+    ## Example
+    ```python
+    arr = weight.data.numpy()
+    ```
+
+    ## Use instead
+    ```python
+    arr = weight.detach().numpy()
+    ```
+
+    ## Fix safety
+    Safe in conversion chains (same values, dtype and memory). For `y = x.data`
+    followed by in-place writes the fix is unsafe: the code that silently
+    computed wrong gradients will raise instead, which is the point.
+    `.data` is also an attribute of NumPy arrays (a memoryview), of datasets and
+    of many classes, so the rule needs evidence that `x` is a torch tensor.
+    """
+
+    code = "TCV104"
+    name = "data-instead-of-detach"
+    message = "`.data` hides in-place changes from autograd (silently wrong gradients); use `.detach()`"
+    triggers = (".data",)
+    fix_safety = "sometimes"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS):
+            return
+        data = func.value
+        if isinstance(data, ast.Attribute) and data.attr == "data" and self._is_tensor_data(data, ctx, chained=True):
+            ctx.report(self, data, fix=self._fix(data, ctx, Applicability.SAFE))
+
+    def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
+        data = node.value
+        if not (isinstance(data, ast.Attribute) and data.attr == "data") or len(node.targets) != 1:
+            return
+        target = node.targets[0]
+        if not isinstance(target, ast.Name) or not self._is_tensor_data(data, ctx, chained=False):
+            return
+        if _written_in_place_later(target.id, node, ctx):
+            ctx.report(self, data, fix=self._fix(data, ctx, Applicability.UNSAFE))
+
+    def _is_tensor_data(self, data: ast.Attribute, ctx: Context, chained: bool) -> bool:
+        receiver = data.value
+        value = ctx.value(receiver)
+        if value.kind is Kind.TENSOR:
+            return value.grad is not Grad.NO and not value.is_integer
+        if value.kind is not Kind.UNKNOWN or not chained:
+            return False
+        # Unknown receiver: the chain after `.data` is torch-only; rule out objects with their own `.data`.
+        name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
+        if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader")):
+            return False
+        if name == "self" and "data" in ctx.facts.class_members.get(ctx.state.class_name or "", ()):
+            return False
+        return ctx.facts.imports_torch
+
+    def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
+        start = ctx.attribute_name_start(data)
+        return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
+
+
+def _written_in_place_later(name: str, assignment: ast.Assign, ctx: Context) -> bool:
+    scope = ctx.state.function
+    if scope is None:
+        return False
+    after = (assignment.end_lineno or 0, assignment.end_col_offset or 0)
+    for node in ast.walk(scope):
+        if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= after:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == name and method.endswith("_") and not method.startswith("_"):
+                return True
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return True
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id == name:
+                return True
+    return False

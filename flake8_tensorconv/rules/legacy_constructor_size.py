@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, TRIGGERS, is_size_argument, legacy_call
+from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+
+
+class LegacyConstructorSize(Rule):
+    """
+    ## What it does
+    Flags `torch.Tensor(3)`, `torch.FloatTensor(n)`, `torch.Tensor(np.array(3))`
+    and `torch.Tensor(np.int64(3))`: a legacy constructor given integers.
+
+    ## Why is this bad?
+    An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised
+    tensor of three elements holding whatever was in memory, not `tensor(3.)`.
+    A 0-d integer array or a NumPy integer scalar is read the same way, which is
+    almost never what the author meant.
+
+    ## Example
+    ```python
+    buffer = torch.Tensor(3)
+    ```
+
+    ## Use instead
+    ```python
+    buffer = torch.empty(3)       # if an uninitialised buffer was meant
+    value = torch.tensor(3.0)     # if the value was meant
+    ```
+
+    ## Fix safety
+    Safe: `torch.empty(...)` (with the typed constructor's dtype) does exactly what
+    the legacy call did, and says so. If the value was meant, change it by hand.
+    """
+
+    code = "TCV202"
+    name = "legacy-constructor-size"
+    message = "`{name}({args})` allocates an uninitialised tensor of that size, not a tensor holding the value; use `torch.empty(...)` if a buffer was meant, `torch.tensor(...)` for the value"
+    triggers = TRIGGERS
+    fix_safety = "safe"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        call = legacy_call(node, ctx)
+        if call is None or not all(is_size_argument(argument, ctx) for argument in node.args):
+            return
+        arguments = ", ".join(ctx.text(argument) for argument in node.args)
+        message = self.message.format(name=call.short_name, args=arguments if len(arguments) < 30 else "...")
+        fix = None
+        if call.torch_alias is not None:
+            edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty")]
+            if LEGACY_CONSTRUCTORS[call.qualname] is not None:
+                last = node.keywords[-1].value if node.keywords else node.args[-1]
+                edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
+            fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
+        ctx.report(self, node, message, fix)

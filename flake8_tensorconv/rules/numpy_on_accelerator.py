@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.rules._numpy_call import numpy_call
+from flake8_tensorconv.rules.base import Context, Rule, make_fix
+
+
+class NumpyOnAccelerator(Rule):
+    """
+    ## What it does
+    Flags `.numpy()` on a tensor that may live on a GPU (moved with `.cuda()`,
+    `.to(device)`, created with `device=...`, or of unknown placement) with no
+    `.cpu()` before it.
+
+    ## Why is this bad?
+    NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises
+    `TypeError: can't convert cuda:0 device type tensor to numpy. Use
+    Tensor.cpu() to copy the tensor to host memory first.` The device check runs
+    before the requires-grad check, so on a GPU this is the error you see first.
+    Code tested only on a laptop passes, then fails on the training machine.
+
+    ## Example
+    ```python
+    x = torch.ones(3, device=device)
+    arr = x.numpy()
+    ```
+
+    ## Use instead
+    ```python
+    arr = x.cpu().numpy()
+    ```
+
+    ## Fix safety
+    Safe: on the CPU `.cpu()` returns the very same tensor, so values and memory
+    sharing are unchanged wherever the original worked. When the tensor may also
+    require grad the fix is `.detach().cpu().numpy()`.
+    """
+
+    code = "TCV102"
+    name = "numpy-on-accelerator"
+    message = "`.numpy()` on a tensor that may be on a GPU raises TypeError; call `.cpu()` first"
+    triggers = (".numpy(",)
+    fix_safety = "safe"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        call = numpy_call(node, ctx)
+        if call is None or not call.device_risk():
+            return
+        edits = call.edits(ctx, detach=call.grad_risk(ctx), cpu=True)
+        fix = make_fix(call.applicability(), "Insert `.cpu()`", *edits) if edits else None
+        ctx.report(self, node, fix=fix)

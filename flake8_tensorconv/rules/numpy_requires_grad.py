@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.rules._numpy_call import numpy_call
+from flake8_tensorconv.rules.base import Context, Rule, make_fix
+
+
+class NumpyRequiresGrad(Rule):
+    """
+    ## What it does
+    Flags `.numpy()` on a tensor that may require grad, with no `.detach()` before
+    it, outside a `torch.no_grad()` / `torch.inference_mode()` region.
+
+    ## Why is this bad?
+    While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:
+    parameters, module outputs, and anything computed from them. The call raises
+    `RuntimeError: Can't call numpy() on Tensor that requires grad. Use
+    tensor.detach().numpy() instead.` It works under `no_grad`, which is why the
+    bug often shows up only when an evaluation helper is reused during training.
+
+    ## Example
+    ```python
+    model = torch.nn.Linear(3, 2)
+    out = model(torch.ones(1, 3))
+    arr = out.numpy()
+    ```
+
+    ## Use instead
+    ```python
+    arr = out.detach().numpy()
+    ```
+
+    ## Fix safety
+    Safe: the receiver is known to be a torch tensor, and `t.detach().numpy()`
+    returns the same values, dtype, strides and memory as `t.numpy()` wherever
+    `t.numpy()` works. With `fix-style = "force"` the fix is `.numpy(force=True)`,
+    equally safe on the CPU (it copies where the tensor is not on the CPU).
+    """
+
+    code = "TCV101"
+    name = "numpy-requires-grad"
+    message = "`.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first"
+    triggers = (".numpy(",)
+    fix_safety = "safe"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        call = numpy_call(node, ctx)
+        if call is None or not call.grad_risk(ctx):
+            return
+        edits = call.edits(ctx, detach=True, cpu=call.device_risk())
+        fix = make_fix(call.applicability(), "Insert `.detach()`", *edits) if edits else None
+        ctx.report(self, node, fix=fix)

@@ -1,0 +1,116 @@
+"""Reading and writing Python source without losing a byte.
+
+A file is decoded the way CPython decodes it (BOM, then a PEP 263 cookie, else
+UTF-8) and written back with the same encoding, BOM, newline bytes and mode.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from functools import cached_property
+
+from flake8_tensorconv.findings import Position
+
+# Python ends a line at \r\n, \r or \n, nothing else (str.splitlines also splits
+# at form feeds and other separators, which would shift line numbers).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded; the message names what went wrong."""
+
+    def __init__(self, message: str, position: Position = Position(1, 0)) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+@dataclass
+class Source:
+    """The decoded text of one file and what is needed to write it back."""
+
+    text: str
+    encoding: str = "utf-8"
+    has_bom: bool = False
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        starts = [0]
+        starts.extend(match.end() for match in _LINE_BREAK.finditer(self.text))
+        return starts
+
+    @cached_property
+    def newline(self) -> str:
+        """The file's first newline sequence; used for text that a fix adds."""
+        match = _LINE_BREAK.search(self.text)
+        return match.group() if match else "\n"
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Lines without their line breaks, index 0 is line 1."""
+        return _LINE_BREAK.split(self.text)
+
+    @cached_property
+    def normalized(self) -> str:
+        """The text with every line break as ``\\n`` (same line numbering)."""
+        return _LINE_BREAK.sub("\n", self.text)
+
+    def offset(self, position: Position) -> int:
+        return self.line_starts[position.line - 1] + position.column
+
+    def line(self, number: int) -> str:
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+    def encode(self, text: str | None = None) -> bytes:
+        body = (self.text if text is None else text).encode(self.encoding)
+        return (b"\xef\xbb\xbf" + body) if self.has_bom else body
+
+
+def decode(raw: bytes) -> Source:
+    """Decode bytes as the interpreter would; raise SourceError when it cannot."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:
+        raise SourceError(f"cannot determine the encoding: {error}") from None
+    has_bom = encoding == "utf-8-sig"
+    if has_bom:
+        encoding = "utf-8"
+        raw = raw[3:]
+    try:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        line = raw[: getattr(error, "start", 0)].count(b"\n") + 1
+        raise SourceError(f"cannot decode as {encoding}: {error}", Position(line, 0)) from None
+    return Source(text=text, encoding=encoding, has_bom=has_bom)
+
+
+def read_source(path: str) -> Source:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    return decode(raw)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via a temporary file in the same folder, keeping its mode."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(prefix=".tensorconv-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

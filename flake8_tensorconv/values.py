@@ -1,0 +1,176 @@
+"""The abstract values that provenance inference computes for expressions.
+
+Each lattice has a "don't know" element. ``join`` merges what two control-flow
+paths know: agreement is kept, disagreement becomes MAYBE (one path is risky)
+or UNKNOWN (nothing is known on one path).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+
+class Kind(enum.Enum):
+    UNKNOWN = "unknown"
+    TENSOR = "tensor"
+    NDARRAY = "ndarray"
+    MODULE = "module"  # an nn.Module instance
+    DEVICE = "device"  # a torch.device or a device string
+    DTYPE = "dtype"
+    SEQUENCE = "sequence"  # list / tuple (``elements`` when the items are known)
+    ITERABLE = "iterable"  # parameters(), dict views... (``element`` describes an item)
+    MAPPING = "mapping"  # state_dict() and similar (``element`` describes a value)
+    NUMBER = "number"
+    STRING = "string"
+    OTHER = "other"  # known not to be a tensor or an array
+
+
+class Grad(enum.Enum):
+    NO = "no"
+    YES = "yes"
+    MAYBE = "maybe"  # requires grad on some path
+    UNKNOWN = "unknown"
+
+
+class Device(enum.Enum):
+    CPU = "cpu"
+    ACCELERATOR = "accelerator"
+    MAYBE = "maybe"  # on an accelerator on some path, or moved to a configurable device
+    UNKNOWN = "unknown"
+
+
+INTEGER_DTYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind = Kind.UNKNOWN
+    grad: Grad = Grad.UNKNOWN
+    device: Device = Device.UNKNOWN
+    dtype: str | None = None
+    # Items of a sequence whose length and members are known (tuple unpacking, topk).
+    elements: tuple[Value, ...] | None = None
+    # What any item of an iterable/mapping/sequence is.
+    element: Value | None = None
+    # Named fields of a result (``topk(...).indices``).
+    fields: tuple[tuple[str, Value], ...] = ()
+    # Facts that hold on every path: e.g. "parametrized" for modules, "negative-stride".
+    facts: frozenset[str] = field(default_factory=frozenset)
+    # The variable whose memory this value may share (for aliasing rules).
+    shares_with: str | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR
+
+    @property
+    def is_integer(self) -> bool:
+        return self.dtype in INTEGER_DTYPES
+
+    def field(self, name: str) -> Value | None:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None
+
+    def with_(self, **changes: object) -> Value:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+UNKNOWN = Value()
+OTHER = Value(kind=Kind.OTHER, grad=Grad.NO)
+NUMBER = Value(kind=Kind.NUMBER, grad=Grad.NO)
+
+
+def tensor(
+    grad: Grad = Grad.NO,
+    device: Device = Device.CPU,
+    dtype: str | None = None,
+    **extra: object,
+) -> Value:
+    if dtype in INTEGER_DTYPES:
+        grad = Grad.NO
+    return Value(kind=Kind.TENSOR, grad=grad, device=device, dtype=dtype, **extra)  # type: ignore[arg-type]
+
+
+def ndarray(dtype: str | None = None, **extra: object) -> Value:
+    return Value(kind=Kind.NDARRAY, grad=Grad.NO, device=Device.CPU, dtype=dtype, **extra)  # type: ignore[arg-type]
+
+
+def join_grad(a: Grad, b: Grad) -> Grad:
+    if a is b:
+        return a
+    if Grad.YES in (a, b) or Grad.MAYBE in (a, b):
+        return Grad.MAYBE
+    return Grad.UNKNOWN
+
+
+def join_device(a: Device, b: Device) -> Device:
+    if a is b:
+        return a
+    if Device.ACCELERATOR in (a, b) or Device.MAYBE in (a, b):
+        return Device.MAYBE
+    return Device.UNKNOWN
+
+
+def any_grad(grads: list[Grad]) -> Grad:
+    """Requires-grad state of an op's result from its operands' states."""
+    if not grads:
+        return Grad.NO
+    if Grad.YES in grads:
+        return Grad.YES
+    if Grad.MAYBE in grads:
+        return Grad.MAYBE
+    if Grad.UNKNOWN in grads:
+        return Grad.UNKNOWN
+    return Grad.NO
+
+
+def any_device(devices: list[Device]) -> Device:
+    """Device of an op's result from its operands' devices (CPU scalars mix with anything)."""
+    known = [device for device in devices if device is not Device.CPU]
+    if not known:
+        return Device.CPU
+    if Device.ACCELERATOR in known:
+        return Device.ACCELERATOR
+    if Device.MAYBE in known:
+        return Device.MAYBE
+    return Device.UNKNOWN
+
+
+def join(a: Value, b: Value) -> Value:
+    if a == b:
+        return a
+    kind = a.kind if a.kind is b.kind else Kind.UNKNOWN
+    elements = None
+    if a.elements is not None and b.elements is not None and len(a.elements) == len(b.elements):
+        elements = tuple(join(x, y) for x, y in zip(a.elements, b.elements))
+    element = join(a.element, b.element) if a.element is not None and b.element is not None else None
+    fields = tuple(
+        (name, join(value, other))
+        for name, value in a.fields
+        for other_name, other in b.fields
+        if name == other_name
+    )
+    return Value(
+        kind=kind,
+        grad=join_grad(a.grad, b.grad),
+        device=join_device(a.device, b.device),
+        dtype=a.dtype if a.dtype == b.dtype else None,
+        elements=elements,
+        element=element,
+        fields=fields,
+        facts=a.facts & b.facts,
+        shares_with=a.shares_with if a.shares_with == b.shares_with else None,
+    )
+
+
+def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    """Merge two paths' variables; a name bound on one path only keeps that binding."""
+    merged = dict(a)
+    for name, value in b.items():
+        merged[name] = join(merged[name], value) if name in merged else value
+    return merged
