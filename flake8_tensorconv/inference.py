@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.values import (
+    INTEGER_DTYPES,
     NUMBER,
     OTHER,
     UNKNOWN,
@@ -818,7 +819,7 @@ class Interpreter:
             return NUMBER if name in ("item", "dim", "numel", "nelement", "ndimension", "element_size", "get_device") else OTHER
         if name in ("type",) and node.args:
             dtype = _dtype_of_expression(node.args[0], args[0])
-            return plain.with_(dtype=dtype, grad=Grad.NO if dtype in K.INTEGER_DTYPES else plain.grad)
+            return plain.with_(dtype=dtype, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
         if name in ("type_as", "view_as", "expand_as", "reshape_as") and args:
             other = args[0]
             return plain.with_(dtype=other.dtype if name == "type_as" else plain.dtype)

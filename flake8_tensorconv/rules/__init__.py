@@ -1,28 +1,31 @@
-"""The rule catalogue: one module per rule."""
+"""The rule catalogue: one module per rule, found by listing this package.
+
+A module whose name starts with ``_`` holds shared helpers, not a rule.
+"""
 
 from __future__ import annotations
 
-from flake8_tensorconv.rules.base import Rule
-from flake8_tensorconv.rules.cpu_before_detach import CpuBeforeDetach
-from flake8_tensorconv.rules.data_instead_of_detach import DataInsteadOfDetach
-from flake8_tensorconv.rules.legacy_constructor_cast import LegacyConstructorCast
-from flake8_tensorconv.rules.legacy_constructor_size import LegacyConstructorSize
-from flake8_tensorconv.rules.numpy_on_accelerator import NumpyOnAccelerator
-from flake8_tensorconv.rules.numpy_requires_grad import NumpyRequiresGrad
+import importlib
+import pkgutil
 
-ALL_RULES: tuple[type[Rule], ...] = tuple(
-    sorted(
-        (
-            NumpyRequiresGrad,
-            NumpyOnAccelerator,
-            CpuBeforeDetach,
-            DataInsteadOfDetach,
-            LegacyConstructorCast,
-            LegacyConstructorSize,
-        ),
-        key=lambda rule: rule.code,
-    )
-)
+from flake8_tensorconv.rules.base import Rule
+
+
+def _discover() -> tuple[type[Rule], ...]:
+    rules = []
+    for module_info in pkgutil.iter_modules(__path__):
+        if module_info.name.startswith("_") or module_info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        rules.extend(
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__
+        )
+    return tuple(sorted(rules, key=lambda rule: rule.code))
+
+
+ALL_RULES: tuple[type[Rule], ...] = _discover()
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "Rule"]

@@ -39,6 +39,25 @@ class Rule:
     def documentation(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
+    @classmethod
+    def sections(cls) -> dict[str, str]:
+        """The docstring's ``## Heading`` sections, by heading."""
+        sections: dict[str, str] = {}
+        heading = None
+        for line in cls.documentation().splitlines():
+            if line.startswith("## "):
+                heading = line[3:].strip()
+                sections[heading] = ""
+            elif heading is not None:
+                sections[heading] += line + "\n"
+        return {key: value.strip() for key, value in sections.items()}
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence of "What it does", on one line."""
+        text = " ".join(cls.sections().get("What it does", cls.name).split())
+        return text.split(". ")[0].rstrip(".") + "."
+
 
 class Context:
     """What a rule may ask about the node it visits."""

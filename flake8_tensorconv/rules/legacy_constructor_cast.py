@@ -51,7 +51,7 @@ class LegacyConstructorCast(Rule):
         if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
             return
         dtype = "the default float dtype" if call.short_name == "Tensor" else call.dtype_expression().rpartition(".")[2]
-        message = self.message.format(name=call.short_name, dtype=dtype)
+        message = self.message.format(name=ctx.text(node.func), dtype=dtype)
         fix = None
         if call.torch_alias is not None:
             last = node.keywords[-1].value if node.keywords else node.args[-1]

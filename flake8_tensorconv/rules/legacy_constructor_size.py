@@ -46,7 +46,7 @@ class LegacyConstructorSize(Rule):
         if call is None or not all(is_size_argument(argument, ctx) for argument in node.args):
             return
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
-        message = self.message.format(name=call.short_name, args=arguments if len(arguments) < 30 else "...")
+        message = self.message.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
         fix = None
         if call.torch_alias is not None:
             edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty")]
