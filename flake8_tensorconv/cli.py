@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=int, metavar="N", help="files checked in parallel (default: all cores)")
     check.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.tensorconv] from (default: the nearest one)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument(
+        "--no-default-path",
+        action="store_true",
+        help="with no PATH, check nothing instead of the current folder (for hooks that pass file names)",
+    )
 
     rule = commands.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", metavar="CODE")
@@ -112,7 +117,7 @@ def _check(args: argparse.Namespace) -> int:
     settings = load_settings(args)
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError("--jobs must be at least 1")
-    discovery = discover(args.paths or ["."])
+    discovery = discover(args.paths or ([] if args.no_default_path else ["."]))
     status = EXIT_CLEAN
     for missing in discovery.missing:
         print(f"tensorconv: error: {missing}: no such file or directory", file=sys.stderr)

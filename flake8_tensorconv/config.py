@@ -126,4 +126,3 @@ def settings_from_table(table: dict[str, object], origin: str) -> Settings:
         fix_style=fix_style,
         target_torch=str(target) if target is not None else None,
     )
-

@@ -19,7 +19,7 @@ from flake8_tensorconv.rules.base import Context, Rule
 from flake8_tensorconv.source import Source, SourceError
 
 MAX_FIX_PASSES = 10
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 class ParseError(SourceError):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import argparse
+import ast
 from collections.abc import Iterator, Sequence
 from typing import Any
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import ParseError, fix_source, lint_source, needs_parse, select_rules
-from flake8_tensorconv.findings import Finding
+from flake8_tensorconv.findings import Finding, Position
 from flake8_tensorconv.source import SourceError, decode, write_atomically
 
 UNPARSABLE = "TCV001"
@@ -51,7 +51,7 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         source = decode(raw)
     except OSError as error:
         if unparsable_enabled:
-            result.findings.append(_unparsable(f"cannot read: {error.strerror or error}", SourceError("").position))
+            result.findings.append(_unparsable(f"cannot read: {error.strerror or error}", Position(1, 0)))
         return
     except SourceError as error:
         if unparsable_enabled:
@@ -69,7 +69,10 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
                 if mode.diff:
                     result.diff = unified_diff(path, source.text, fixed.text)
                 else:
-                    write_atomically(path, source.encode(fixed.text))
+                    try:
+                        write_atomically(path, source.encode(fixed.text))
+                    except OSError as error:
+                        result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
         else:
             result.findings = lint_source(source, settings, rules)
     except ParseError as error:
@@ -77,7 +80,7 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
             result.findings = [_unparsable(str(error), error.position)]
 
 
-def _unparsable(reason: str, position) -> Finding:  # type: ignore[no-untyped-def]
+def _unparsable(reason: str, position: Position) -> Finding:
     from flake8_tensorconv.rules import RULES_BY_CODE
 
     message = RULES_BY_CODE[UNPARSABLE].message.format(reason=reason)

@@ -25,9 +25,9 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 class SourceError(Exception):
     """A file that cannot be read or decoded; the message names what went wrong."""
 
-    def __init__(self, message: str, position: Position = Position(1, 0)) -> None:
+    def __init__(self, message: str, position: Position | None = None) -> None:
         super().__init__(message)
-        self.position = position
+        self.position = position or Position(1, 0)
 
 
 @dataclass

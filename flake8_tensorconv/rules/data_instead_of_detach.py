@@ -7,9 +7,16 @@ from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Grad, Kind
 
 # Calls after `.data` that only read it: replacing `.data` by `.detach()` there changes nothing.
-_CONVERSIONS = frozenset({"numpy", "cpu", "cuda", "clone", "tolist", "item", "float", "double", "half", "long", "int", "to", "detach", "contiguous"})
+_CONVERSIONS = frozenset(
+    {"numpy", "cpu", "cuda", "clone", "tolist", "item", "float", "double", "half", "long", "int", "to", "detach", "contiguous"}
+)
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
-_CONTAINER_NAMES = frozenset({"dataset", "datasets", "loader", "dataloader", "data_loader", "df", "frame", "series", "batch", "sample", "record", "response", "request", "module", "model"})
+_CONTAINER_NAMES = frozenset(
+    {
+        "dataset", "datasets", "loader", "dataloader", "data_loader", "df", "frame", "series",
+        "batch", "sample", "record", "response", "request", "module", "model",
+    }
+)
 
 
 class DataInsteadOfDetach(Rule):

@@ -42,7 +42,10 @@ class LegacyConstructorCast(Rule):
 
     code = "TCV201"
     name = "legacy-constructor-cast"
-    message = "`{name}(...)` silently casts its data to {dtype} (values can be lost); use `torch.as_tensor(..., dtype=...)` to make the cast explicit or `torch.tensor(...)` to keep the dtype"
+    message = (
+        "`{name}(...)` silently casts its data to {dtype} (values can be lost); "
+        "use `torch.as_tensor(..., dtype=...)` to make the cast explicit or `torch.tensor(...)` to keep the dtype"
+    )
     triggers = TRIGGERS
     fix_safety = "safe"
 

@@ -37,7 +37,10 @@ class LegacyConstructorSize(Rule):
 
     code = "TCV202"
     name = "legacy-constructor-size"
-    message = "`{name}({args})` allocates an uninitialised tensor of that size, not a tensor holding the value; use `torch.empty(...)` if a buffer was meant, `torch.tensor(...)` for the value"
+    message = (
+        "`{name}({args})` allocates an uninitialised tensor of that size, not a tensor holding the value; "
+        "use `torch.empty(...)` if a buffer was meant, `torch.tensor(...)` for the value"
+    )
     triggers = TRIGGERS
     fix_safety = "safe"
 

@@ -1,0 +1,103 @@
+"""The flake8 face, tested through a real flake8 process (flake8 wants 0-based columns)."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+
+import pytest
+
+from flake8_tensorconv import plugin
+from flake8_tensorconv.examples import all_fixtures, fixtures_root
+from flake8_tensorconv.rules import ALL_RULES
+
+_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
+
+
+def _parse(output: str) -> set[tuple[str, int, int, str]]:
+    found = set()
+    for line in output.splitlines():
+        match = _LINE.match(line)
+        if match and match["code"].startswith("TCV"):
+            found.add((match["path"].replace("\\", "/"), int(match["line"]), int(match["col"]), match["code"]))
+    return found
+
+
+def test_flake8_and_the_cli_agree_on_every_fixture(flake8, tensorconv):
+    root = fixtures_root()
+    opt_in = ",".join(rule.code for rule in ALL_RULES if not rule.default_enabled) or "TCV"
+    from_flake8 = flake8("--select=TCV", f"--extend-select={opt_in}", "--no-show-source", ".", cwd=root)
+    from_cli = tensorconv("check", "--select=ALL", "--output-format=text", "-j1", ".", cwd=root)
+    assert from_flake8.returncode == from_cli.returncode == 1, from_flake8.stderr + from_cli.stderr
+    flake8_findings = _parse(from_flake8.stdout)
+    cli_findings = _parse(from_cli.stdout)
+    assert flake8_findings == cli_findings
+    expected = {
+        (f"{fixture.code}/{fixture.path.name}", line, code)
+        for fixture in all_fixtures()
+        for line, code in fixture.expected_findings
+    }
+    assert {(path.lstrip("./"), line, code) for path, line, _, code in flake8_findings} == expected
+
+
+def test_opt_in_rules_are_off_by_default_in_flake8(flake8, tmp_path):
+    opt_in = [rule.code for rule in ALL_RULES if not rule.default_enabled]
+    if not opt_in:
+        pytest.skip("no opt-in rule in the catalogue yet")
+    (tmp_path / "f.py").write_text("import torch\n\ndef f(x):\n    return x.detach().cpu().numpy().tolist()\n")
+    default = flake8("--select=TCV", "f.py", cwd=tmp_path)
+    assert not any(code in default.stdout for code in opt_in)
+
+
+def test_flake8_noqa_and_ignore(flake8, tmp_path):
+    source = "import torch\n\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = out.numpy()\n"
+    (tmp_path / "f.py").write_text(source)
+    assert "f.py:4:7: TCV101" in flake8("--select=TCV", "f.py", cwd=tmp_path).stdout
+    assert flake8("--select=TCV", "--ignore=TCV101", "f.py", cwd=tmp_path).returncode == 0
+    (tmp_path / "f.py").write_text(source.replace("out.numpy()", "out.numpy()  # noqa: TCV101"))
+    assert flake8("--select=TCV", "f.py", cwd=tmp_path).returncode == 0
+
+
+def test_flake8_setup_cfg_fix_style_option(flake8, tmp_path):
+    (tmp_path / "setup.cfg").write_text("[flake8]\ntensorconv-fix-style = force\n")
+    (tmp_path / "f.py").write_text("import torch\n\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = out.numpy()\n")
+    assert flake8("--select=TCV", "f.py", cwd=tmp_path).returncode == 1
+
+
+def _options(**values: object) -> argparse.Namespace:
+    defaults = dict(
+        select=None, extend_select=None, ignore=None, extend_ignore=None, extended_default_ignore=[],
+        extended_default_select=["TCV", "E", "F", "W", "C90"], tensorconv_fix_style="detach-cpu", disable_noqa=False,
+    )
+    defaults.update(values)
+    return argparse.Namespace(**defaults)
+
+
+def _checker(source: str) -> plugin.TensorConvChecker:
+    return plugin.TensorConvChecker(ast.parse(source), source.splitlines(keepends=True), "f.py")
+
+
+def test_nothing_runs_when_no_tcv_code_is_selected(monkeypatch):
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the engine ran although no TCV code can be reported")
+
+    monkeypatch.setattr("flake8_tensorconv.engine.lint_source", fail)
+    monkeypatch.setattr(plugin.TensorConvChecker, "enabled", None)
+    plugin.TensorConvChecker.parse_options(_options(select=["E", "W"]))
+    try:
+        assert list(_checker("import torch\nx = torch.ones(3, requires_grad=True).numpy()\n").run()) == []
+    finally:
+        plugin.TensorConvChecker.parse_options(_options())
+
+
+def test_internal_error_is_reported_on_the_file_not_raised(monkeypatch):
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("flake8_tensorconv.engine.run_rules", boom)
+    plugin.TensorConvChecker.parse_options(_options())
+    results = list(_checker("import torch\nx = torch.ones(3, requires_grad=True).numpy()\n").run())
+    assert len(results) == 1
+    line, column, message, _ = results[0]
+    assert (line, column) == (1, 0) and message.startswith("TCV002 internal error")
