@@ -18,6 +18,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.values import (
     INTEGER_DTYPES,
@@ -38,6 +39,10 @@ from flake8_tensorconv.values import (
 
 Env = dict[str, Value]
 _STRING = Value(kind=Kind.STRING, grad=Grad.NO)
+# torch's defaults for Python literals differ from NumPy's.
+_TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
+# Tensor layouts and lazy views that .numpy() refuses (TCV107).
+_TENSOR_VIEW_FACTS = frozenset({"sparse", "conj", "neg"})
 _SHAPE = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=NUMBER)
 _DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
 
@@ -245,11 +250,33 @@ class Interpreter:
     def stmt_Expr(self, node: ast.Expr) -> None:
         self.eval(node.value)
         if isinstance(node.value, ast.Call):
+            self._mutation(node.value)
             qualname = self.facts.qualname(node.value.func)
             if qualname in K.SET_GRAD_ENABLED:
                 enabled = _literal_bool(node.value.args[0]) if node.value.args else None
                 if enabled is not None:
                     self.state.grad_enabled = enabled
+
+    def _mutation(self, call: ast.Call) -> None:
+        """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return
+        name = func.value.id
+        current = self.state.env.get(name)
+        if current is None:
+            return
+        if current.kind is Kind.SEQUENCE and func.attr in ("append", "extend") and call.args:
+            added = self.value_of(call.args[0])
+            if func.attr == "extend":
+                added = _element_of(added)
+            known = current.element if current.element is not None else (_element_of(current) if current.elements else None)
+            element = added if known is None else join(known, added)
+            self.state.env[name] = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+        elif current.kind is Kind.NDARRAY and func.attr == "setflags":
+            write = _kwarg(call, "write") or (call.args[0] if call.args else None)
+            if _literal_bool(write) is False:
+                self.state.env[name] = current.with_(facts=current.facts | {arrays.READONLY})
 
     def stmt_Return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -460,7 +487,15 @@ class Interpreter:
                 return _SHAPE
             if name in K.NON_TENSOR_ATTRIBUTES:
                 return OTHER
-            return receiver.with_(elements=None, element=None, fields=(), facts=frozenset())
+            facts: frozenset[str] = frozenset()
+            if name in ("mH", "H"):
+                facts = frozenset({"conj"})
+            elif name == "imag" and "conj" in receiver.facts:
+                facts = frozenset({"neg"})
+            dtype = receiver.dtype
+            if name in ("real", "imag") and dtype in ("complex64", "complex128"):
+                dtype = "float32" if dtype == "complex64" else "float64"
+            return receiver.with_(elements=None, element=None, fields=(), facts=facts, dtype=dtype, shares_with=None)
         if receiver.kind is Kind.NDARRAY:
             if name == "shape":
                 return _SHAPE
@@ -475,7 +510,9 @@ class Interpreter:
         if container.kind is Kind.TENSOR:
             return container.with_(elements=None, element=None, fields=(), facts=frozenset())
         if container.kind is Kind.NDARRAY:
-            return container.with_(facts=frozenset())
+            return arrays.subscript(container, node.slice)
+        if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
+            return ndarray(facts=frozenset({arrays.NEGATIVE_STRIDE}))
         if container.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
             index = node.slice
             if container.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):
@@ -648,6 +685,8 @@ class Interpreter:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=_element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id == "range":
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=NUMBER)
         if isinstance(func, ast.Name) and func.id in ("zip", "enumerate"):
             items = [NUMBER] if func.id == "enumerate" else []
             items += [_element_of(arg) for arg in args]
@@ -661,6 +700,8 @@ class Interpreter:
             return tensor(grad, source.device if source.kind is Kind.TENSOR else Device.CPU, source.dtype, facts=frozenset({"parameter"}))
         if qualname == "torch.device":
             return Value(kind=Kind.DEVICE, grad=Grad.NO, device=_device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
+        if qualname in ("torch.conj", "torch.adjoint") and args:
+            return tensor(args[0].grad, args[0].device, args[0].dtype, facts=frozenset({"conj"}))
         if qualname in K.TORCH_FACTORIES:
             return self._factory(qualname, node, args, keywords)
         if qualname in K.TORCH_INTEGER_RESULTS:
@@ -707,6 +748,9 @@ class Interpreter:
             dtype = dtype or source.dtype
         elif name in ("from_numpy", "as_tensor", "tensor", "asarray") and dtype is None:
             dtype = source.dtype
+            if dtype is None and name != "from_numpy" and node.args:
+                literal = arrays.literal_dtype(node.args[0])
+                dtype = _TORCH_LITERAL_DTYPES.get(literal, literal)  # type: ignore[arg-type]
         elif name in ("randint", "randperm") and dtype is None:
             dtype = "int64"
         elif name == "arange" and dtype is None and all(a.kind is Kind.NUMBER for a in args):
@@ -732,11 +776,9 @@ class Interpreter:
         name = qualname[len("numpy."):]
         if K.dtype_from_qualname(qualname) is not None and not args:
             return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=K.dtype_from_qualname(qualname))
-        if name in ("ndarray", "generic") or name.startswith(("random.seed", "testing.", "save", "savez")):
+        if name in ("ndarray", "generic") or name.startswith(("random.seed", "testing.", "save", "savez", "copyto", "put")):
             return OTHER
-        dtype_node = _kwarg(node, "dtype")
-        dtype = _dtype_of_expression(dtype_node, keywords.get("dtype")) if dtype_node is not None else None
-        return ndarray(dtype)
+        return arrays.numpy_call(qualname, node, args, keywords)
 
     def _call_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         kind = receiver.kind
@@ -779,7 +821,7 @@ class Interpreter:
                 return receiver.element
             return UNKNOWN
         if kind is Kind.NDARRAY:
-            return self._ndarray_method(receiver, name, node, keywords)
+            return self._ndarray_method(receiver, name, node, args)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):
@@ -791,7 +833,11 @@ class Interpreter:
         if name == "numpy":
             return ndarray(receiver.dtype, shares_with=_root_name(node.func.value))  # type: ignore[attr-defined]
         if name in ("detach", "detach_"):
-            return plain.with_(grad=Grad.NO)
+            return plain.with_(grad=Grad.NO, facts=receiver.facts & _TENSOR_VIEW_FACTS)
+        if name in ("to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr"):
+            return plain.with_(facts=frozenset({"sparse"}))
+        if name in ("conj", "adjoint"):
+            return plain.with_(facts=frozenset({"conj"}))
         if name == "cpu":
             return plain.with_(device=Device.CPU)
         if name == "cuda":
@@ -830,16 +876,8 @@ class Interpreter:
             return plain.with_(grad=any_grad([a.grad for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]))
         return plain
 
-    def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, keywords: dict[str | None, Value]) -> Value:
-        if name in ("tolist", "item", "sum", "mean", "max", "min", "std", "any", "all") and not node.args:
-            return OTHER if name in ("tolist",) else NUMBER
-        if name == "astype" and node.args:
-            return ndarray(_dtype_of_expression(node.args[0], self.value_of(node.args[0])))
-        if name in ("copy", "astype", "flatten"):
-            return ndarray(receiver.dtype)
-        if name in ("reshape", "view", "transpose", "squeeze", "ravel", "swapaxes"):
-            return receiver.with_(facts=frozenset())
-        return ndarray()
+    def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
+        return arrays.method(receiver, name, node, args)
 
     def _to_device(self, node: ast.Call, args: list[Value], keywords: dict[str | None, Value], current: Device) -> Device:
         if "device" in keywords:

@@ -130,7 +130,7 @@ def dtype_from_qualname(qualname: str) -> str | None:
 
 
 def dtype_from_string(text: str) -> str | None:
-    text = text.lstrip("=<|")
+    text = text.lstrip("=<>|!")
     short = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16",
              "i4": "int32", "i8": "int64", "u1": "uint8", "u2": "uint16", "u4": "uint32",
              "u8": "uint64", "b1": "bool", "?": "bool", "c8": "complex64", "c16": "complex128",

@@ -148,7 +148,10 @@ def join(a: Value, b: Value) -> Value:
     elements = None
     if a.elements is not None and b.elements is not None and len(a.elements) == len(b.elements):
         elements = tuple(join(x, y) for x, y in zip(a.elements, b.elements))
-    element = join(a.element, b.element) if a.element is not None and b.element is not None else None
+    if a.element is not None and b.element is not None:
+        element = join(a.element, b.element)
+    else:  # an empty list joined with a filled one: the filled one says what the items are
+        element = a.element if b.elements == () else b.element if a.elements == () else None
     fields = tuple(
         (name, join(value, other))
         for name, value in a.fields

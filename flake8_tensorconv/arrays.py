@@ -1,0 +1,248 @@
+"""What NumPy calls produce: dtype, and the array facts the TCV2xx rules rely on.
+
+Facts (strings in ``Value.facts``) hold on every path:
+
+- ``negative-stride``: a view with a negative step (``a[::-1]``, ``np.flip``...)
+- ``readonly``: not writable (``np.frombuffer(bytes)``, ``np.broadcast_to``, read-only memmaps...)
+- ``non-native-byte-order``: a big-endian dtype on this (little-endian) platform
+- ``masked``: a ``numpy.ma`` masked array (the mask is dropped by torch)
+- ``zero-d``: a 0-d array (``np.array(3)``)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.values import Kind, Value, ndarray
+
+NEGATIVE_STRIDE = "negative-stride"
+READONLY = "readonly"
+NON_NATIVE = "non-native-byte-order"
+MASKED = "masked"
+ZERO_D = "zero-d"
+
+UNSUPPORTED_DTYPES = frozenset(
+    {"object", "str_", "bytes_", "datetime64", "timedelta64", "longdouble", "clongdouble", "void", "structured"}
+)
+
+# Functions whose result is float64 unless a dtype is given.
+_FLOAT64_PRODUCERS = frozenset(
+    "random.rand random.randn random.random random.random_sample random.uniform random.normal random.standard_normal "
+    "random.exponential random.beta random.gamma linspace logspace zeros ones empty full identity eye "
+    "mean std var average".split()
+)
+_FLIPS = frozenset({"flip", "fliplr", "flipud"})
+_READONLY_VIEWS = frozenset({"broadcast_to", "lib.stride_tricks.broadcast_to", "lib.stride_tricks.sliding_window_view", "lib.stride_tricks.as_strided"})
+# Functions that return a view or the same array: facts carry over from the first argument.
+_VIEWS = frozenset({"asarray", "ravel", "squeeze", "transpose", "reshape", "swapaxes", "moveaxis", "atleast_1d", "expand_dims"})
+
+
+def dtype_facts(dtype_node: ast.expr | None, dtype_value: Value | None) -> tuple[str | None, frozenset[str]]:
+    """The canonical dtype named by a ``dtype=`` argument, and the facts it implies."""
+    if dtype_node is None:
+        return None, frozenset()
+    text = _dtype_text(dtype_node)
+    facts: set[str] = set()
+    if text is not None:
+        if text.startswith(">"):
+            facts.add(NON_NATIVE)
+        if isinstance(dtype_node, (ast.List, ast.Dict)):
+            return "structured", frozenset(facts)
+        return K.dtype_from_string(text) or ("structured" if "," in text else None), frozenset(facts)
+    if isinstance(dtype_node, (ast.List, ast.Dict)):
+        return "structured", frozenset()
+    if dtype_value is not None and dtype_value.kind is Kind.DTYPE:
+        return dtype_value.dtype, dtype_value.facts
+    if isinstance(dtype_node, ast.Name):
+        return K.dtype_from_builtin(dtype_node.id), frozenset()
+    return None, frozenset()
+
+
+def _dtype_text(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+    """The value of ``numpy.<name>(...)``."""
+    name = qualname[len("numpy."):]
+    dtype, facts = dtype_facts(_keyword(node, "dtype"), keywords.get("dtype"))
+    if name == "dtype" and node.args:
+        dtype, facts = dtype_facts(node.args[0], args[0])
+        return Value(kind=Kind.DTYPE, dtype=dtype, facts=facts)
+    first = args[0] if args else None
+    if name in ("array", "asarray", "ascontiguousarray", "asanyarray", "copy", "require"):
+        return _from_data(name, node, first, dtype, facts)
+    if name.startswith("ma.") or name == "ma":
+        return ndarray(dtype, facts=facts | {MASKED})
+    if name in _FLIPS or (name == "rot90" and _rot90_flips(node)):
+        return ndarray(first.dtype if first is not None else None, facts=frozenset({NEGATIVE_STRIDE}))
+    if name in _READONLY_VIEWS:
+        return ndarray(first.dtype if first is not None else None, facts=frozenset({READONLY}))
+    if name == "frombuffer":
+        readonly = frozenset({READONLY}) if node.args and _is_bytes(node.args[0]) else frozenset()
+        return ndarray(dtype or "float64", facts=facts | readonly)
+    if name == "memmap":
+        mode = _keyword(node, "mode")
+        if mode is None and len(node.args) >= 3:
+            mode = node.args[2]
+        readonly = isinstance(mode, ast.Constant) and mode.value in ("r", "readonly")
+        return ndarray(dtype or "uint8", facts=facts | ({READONLY} if readonly else set()))
+    if name == "load":
+        mode = _keyword(node, "mmap_mode")
+        readonly = isinstance(mode, ast.Constant) and mode.value == "r"
+        return ndarray(dtype, facts=frozenset({READONLY}) if readonly else frozenset())
+    if name in _VIEWS and first is not None and first.kind is Kind.NDARRAY:
+        return first.with_(facts=first.facts - {ZERO_D} if name != "asarray" else first.facts)
+    if dtype is None and name in _FLOAT64_PRODUCERS:
+        dtype = "float64"
+    if dtype is None and name in ("arange",):
+        dtype = "float64" if any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in node.args) else "int64"
+    if dtype is None and name in ("zeros_like", "ones_like", "empty_like", "full_like") and first is not None:
+        dtype = first.dtype
+    if dtype is None and name in ("sort", "concatenate", "stack", "vstack", "hstack", "clip", "abs") and first is not None:
+        dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
+    scalar = K.dtype_from_qualname(qualname)
+    if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
+        return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({"numpy-scalar"}))
+    return ndarray(dtype, facts=facts)
+
+
+def _from_data(name: str, node: ast.Call, first: Value | None, dtype: str | None, facts: frozenset[str]) -> Value:
+    data = node.args[0] if node.args else None
+    if dtype is None and first is not None:
+        if first.kind is Kind.NDARRAY:
+            dtype = first.dtype
+        elif data is not None:
+            dtype = literal_dtype(data)
+    result_facts = set(facts)
+    if first is not None and first.kind is Kind.NDARRAY and name in ("asarray", "asanyarray") and not facts:
+        result_facts |= first.facts  # the same array: its facts still hold
+    if isinstance(data, ast.Constant) and isinstance(data.value, (int, float, bool)) and name != "ascontiguousarray":
+        result_facts.add(ZERO_D)
+    shares = data.id if isinstance(data, ast.Name) and name in ("asarray", "asanyarray") else None
+    return ndarray(dtype, facts=frozenset(result_facts), shares_with=shares)
+
+
+def literal_dtype(node: ast.expr) -> str | None:
+    """dtype NumPy infers from a literal list of numbers (nested lists too)."""
+    constants: list[object] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.List, ast.Tuple)):
+            stack.extend(item.elts)
+        elif isinstance(item, ast.Constant):
+            constants.append(item.value)
+        elif isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
+            constants.append(item.operand.value)
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub)):
+            stack.extend((item.left, item.right))  # 1 + 2j
+        else:
+            return None
+    if not constants:
+        return "float64"
+    if all(isinstance(c, bool) for c in constants):
+        return "bool"
+    if any(isinstance(c, str) for c in constants):
+        return "str_"
+    if any(isinstance(c, complex) for c in constants):
+        return "complex128"
+    if any(isinstance(c, float) for c in constants):
+        return "float64"
+    if all(isinstance(c, int) for c in constants):
+        return "int64"
+    return "object"
+
+
+def _rot90_flips(node: ast.Call) -> bool:
+    k = node.args[1] if len(node.args) > 1 else _keyword(node, "k")
+    if k is None:
+        return True
+    if isinstance(k, ast.Constant) and isinstance(k.value, int):
+        return k.value % 4 != 0
+    if isinstance(k, ast.UnaryOp) and isinstance(k.op, ast.USub) and isinstance(k.operand, ast.Constant):
+        return isinstance(k.operand.value, int) and k.operand.value % 4 != 0
+    return False
+
+
+def _is_bytes(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "bytes":
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in ("tobytes", "read", "encode", "getvalue"):
+            return True
+    return False
+
+
+def has_negative_step(index: ast.expr) -> bool:
+    """``::-1``, ``4:0:-2``, or such a slice inside a tuple index."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, ast.Slice) and part.step is not None:
+            step = part.step
+            if isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub) and isinstance(step.operand, ast.Constant):
+                if isinstance(step.operand.value, (int, float)) and step.operand.value > 0:
+                    return True
+            if isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value < 0:
+                return True
+    return False
+
+
+def numpy_only_index(index: ast.expr) -> bool:
+    """An index a list would reject: a tuple of slices or an Ellipsis (``[:, ::-1]``, ``[..., ::-1]``)."""
+    if isinstance(index, ast.Tuple):
+        return True
+    return isinstance(index, ast.Constant) and index.value is Ellipsis
+
+
+def subscript(container: Value, index: ast.expr) -> Value:
+    """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view."""
+    facts = {fact for fact in container.facts if fact in (READONLY, NON_NATIVE, MASKED, NEGATIVE_STRIDE)}
+    if not _is_view_index(index):
+        facts = {fact for fact in facts if fact in (NON_NATIVE, MASKED)}  # fancy indexing copies
+    if has_negative_step(index):
+        facts.add(NEGATIVE_STRIDE)
+    return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
+
+
+def _is_view_index(index: ast.expr) -> bool:
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and (p.value is Ellipsis or p.value is None)) for p in parts)
+
+
+def method(receiver: Value, name: str, node: ast.Call, argument_values: list[Value]) -> Value:
+    """The value of ``array.<name>(...)``."""
+    if name in ("tolist", "item", "tobytes", "tofile", "dump", "fill", "sort", "setflags", "resize", "put", "itemset"):
+        return Value(kind=Kind.OTHER)
+    if name in ("sum", "mean", "max", "min", "std", "var", "any", "all", "prod") and not node.args and not node.keywords:
+        return Value(kind=Kind.NUMBER, dtype=receiver.dtype)
+    if name == "astype" and node.args:
+        dtype, facts = dtype_facts(node.args[0], argument_values[0] if argument_values else None)
+        return ndarray(dtype, facts=facts)
+    if name == "newbyteorder":
+        return receiver.with_(facts=(receiver.facts | {NON_NATIVE}) - {READONLY}, shares_with=None)
+    if name == "byteswap":
+        return ndarray(receiver.dtype)
+    if name in ("copy", "flatten"):
+        return ndarray(receiver.dtype, facts=frozenset(f for f in receiver.facts if f in (NON_NATIVE, MASKED)))
+    if name in ("filled", "compressed") and MASKED in receiver.facts:
+        return ndarray(receiver.dtype)
+    if name in ("view", "reshape", "transpose", "squeeze", "ravel", "swapaxes"):
+        keep = {f for f in receiver.facts if f in (READONLY, NON_NATIVE, MASKED, NEGATIVE_STRIDE)}
+        if name == "view" and node.args:
+            return ndarray(None, facts=frozenset(keep - {NON_NATIVE}), shares_with=receiver.shares_with)
+        return receiver.with_(facts=frozenset(keep))
+    return ndarray()
+
+
+def _keyword(node: ast.Call, name: str) -> ast.expr | None:
+    for keyword in node.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
