@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +20,7 @@ from flake8_tensorconv.rules.base import Context, Rule
 from flake8_tensorconv.source import Source, SourceError
 
 MAX_FIX_PASSES = 10
+ANALYSIS_RECURSION_LIMIT = 20_000
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
@@ -111,7 +113,15 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
             handler(node, context)
 
     interpreter.listener = listener
-    interpreter.walk_module()
+    # Each nesting level of an expression costs a few Python frames in the interpreter.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, ANALYSIS_RECURSION_LIMIT))
+    try:
+        interpreter.walk_module()
+    except RecursionError:
+        raise ParseError("too deeply nested to analyse") from None
+    finally:
+        sys.setrecursionlimit(limit)
     unique = {(f.code, f.start, f.end): f for f in context.findings}
     return sorted(unique.values(), key=lambda finding: finding.sort_key)
 
