@@ -73,7 +73,7 @@ class FileFacts:
     module_classes: set[str] = field(default_factory=set)
     # class name -> attribute name -> value assigned in __init__ (modules, parameters).
     class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
-    # class name -> names it defines (methods, properties, class attributes).
+    # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
     class_members: dict[str, set[str]] = field(default_factory=dict)
 
     @property
@@ -112,12 +112,27 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 members.add(statement.name)
+                members.update(_instance_attributes(statement))
             elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 members.update(t.id for t in targets if isinstance(t, ast.Name))
         if cls.name in facts.module_classes:
             facts.class_attributes[cls.name] = _init_attributes(cls, facts)
     return facts
+
+
+def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a method assigns on its instance (``self.data = ...``)."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return set()
+    instance = positional[0].arg
+    return {
+        node.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name) and node.value.id == instance
+    }
 
 
 def _is_torch_module_class(qualname: str) -> bool:
@@ -953,6 +968,12 @@ class Interpreter:
             for value in test.values:
                 for name, when_true, _ in self._guard_facts(value):
                     yield name, when_true, None
+            return
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            # `a or b` is false only when every operand is: all their false-branch facts hold.
+            for value in test.values:
+                for name, _, when_false in self._guard_facts(value):
+                    yield name, None, when_false
             return
         if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
             name = test.value.id

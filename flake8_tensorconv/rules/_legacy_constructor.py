@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.values import Kind
+from flake8_tensorconv.values import INTEGER_DTYPES, Kind
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
 LEGACY_CONSTRUCTORS: dict[str, str | None] = {
@@ -22,6 +23,8 @@ LEGACY_CONSTRUCTORS: dict[str, str | None] = {
     "torch.ByteTensor": "uint8",
     "torch.BoolTensor": "bool",
 }
+# 0-d arrays and NumPy scalars of these dtypes are read as a size (a bool one as the value 1.0).
+_SIZE_DTYPES = INTEGER_DTYPES - {"bool"}
 TRIGGERS = tuple(sorted({name.rpartition(".")[2] + "(" for name in LEGACY_CONSTRUCTORS}))
 
 
@@ -65,6 +68,11 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         return isinstance(node.value, int) and not isinstance(node.value, bool)
     value = ctx.value(node)
     if value.kind is Kind.NUMBER and _is_integer_expression(node, ctx):
+        return True
+    # Held in a variable: `count = np.array(3)` / `n = np.int64(3)`.
+    if value.dtype in _SIZE_DTYPES and (
+        (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and "numpy-scalar" in value.facts)
+    ):
         return True
     if isinstance(node, ast.Call) and node.args and len(node.args) == 1:
         qualname = ctx.qualname(node.func) or ""
