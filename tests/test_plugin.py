@@ -20,7 +20,9 @@ def _parse(output: str) -> set[tuple[str, int, int, str]]:
     for line in output.splitlines():
         match = _LINE.match(line)
         if match and match["code"].startswith("TCV"):
-            found.add((match["path"].replace("\\", "/"), int(match["line"]), int(match["col"]), match["code"]))
+            # flake8 keeps the "./" of the argument, the CLI prints the plain relative path.
+            path = match["path"].replace("\\", "/").removeprefix("./")
+            found.add((path, int(match["line"]), int(match["col"]), match["code"]))
     return found
 
 
