@@ -1100,13 +1100,13 @@ def _literal_bool(node: ast.expr | None) -> bool | None:
 
 
 def _root_name(node: ast.expr) -> str | None:
-    """The variable at the root of a chain: ``t`` in ``t.detach().cpu()``."""
+    """The variable at the root of a chain: ``t`` in ``t.detach().cpu()`` and ``t[0].detach()``."""
     while True:
         if isinstance(node, ast.Name):
             return node.id
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             node = node.func.value
-        elif isinstance(node, ast.Attribute):
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
             node = node.value
         else:
             return None

@@ -194,30 +194,18 @@ def _caught(message: warnings.WarningMessage) -> CaughtWarning:
     )
 
 
-def execute_in_subprocess(path: Path, device: str, no_grad: bool = False) -> Run:
-    """Run the file in a fresh interpreter; only the warnings and the error come back."""
+def warnings_in_fresh_process(path: Path, device: str) -> list[CaughtWarning]:
+    """The warnings the file emits when run in a fresh interpreter (torch warns some things once per process)."""
     package_parent = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "flake8_tensorconv.verify.harness", str(path), "--device", device]
-    if no_grad:
-        command.append("--no-grad")
     completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=SUBPROCESS_TIMEOUT_S)
     if completed.returncode != 0:
         detail = completed.stderr[-2000:]
         raise RuntimeError(f"{path}: the subprocess that checks warnings failed (rc {completed.returncode}): {detail}")
     report = json.loads(completed.stdout.splitlines()[-1])
-    caught = [CaughtWarning(w["category"], tuple(w["categories"]), w["message"]) for w in report["warnings"]]
-    error = report["error"]
-    return Run(namespace={}, error=_ReportedError(error["type"], error["message"]) if error else None, warnings=caught)
-
-
-class _ReportedError(Exception):
-    """An exception raised in the subprocess, by type name and message."""
-
-    def __init__(self, type_name: str, message: str) -> None:
-        super().__init__(message)
-        self.type_name = type_name
+    return [CaughtWarning(w["category"], tuple(w["categories"]), w["message"]) for w in report["warnings"]]
 
 
 # --------------------------------------------------------------------- verification
@@ -279,10 +267,10 @@ def _check_claims(fixture: Fixture, device: str, run: Run) -> Result:
                 problems.append(f"claim `{claim}`: {observed}")
     warns = [claim for claim in fixture.claims if claim.kind == "warns"]
     if warns:
-        fresh = execute_in_subprocess(fixture.path, device)
+        fresh = warnings_in_fresh_process(fixture.path, device)
         for claim in warns:
-            if not any(caught.matches(claim, device) for caught in fresh.warnings):
-                problems.append(f"claim `{claim}`: {_describe_warnings(fresh.warnings)}")
+            if not any(caught.matches(claim, device) for caught in fresh):
+                problems.append(f"claim `{claim}`: {_describe_warnings(fresh)}")
     if problems:
         return Result(Status.FAILED, "; ".join(problems))
     return Result(Status.CONFIRMED, "; ".join(str(claim) for claim in fixture.claims))
@@ -301,9 +289,9 @@ def _check_fix(fixture: Fixture, device: str, original: Run) -> Result:
         problems.append(f"the fixed code {fixed.describe_error()}")
     warns = [claim for claim in fixture.claims if claim.kind == "warns"]
     if warns:
-        fresh = execute_in_subprocess(fixture.fixed_path, device)
+        fresh = warnings_in_fresh_process(fixture.fixed_path, device)
         for claim in warns:
-            if any(caught.matches(claim, device) for caught in fresh.warnings):
+            if any(caught.matches(claim, device) for caught in fresh):
                 problems.append(f"the fixed code still {claim}")
         checked.append("no claimed warning")
     if original.error is None and fixed.error is None:
@@ -329,8 +317,7 @@ def _check_fix(fixture: Fixture, device: str, original: Run) -> Result:
 def _error_matches(error: BaseException | None, claim: Claim, device: str) -> bool:
     if error is None:
         return False
-    names = {error.type_name} if isinstance(error, _ReportedError) else _type_names(type(error))
-    return claim.category in names and str(error).startswith(claim.message_prefix(device))
+    return claim.category in _type_names(type(error)) and str(error).startswith(claim.message_prefix(device))
 
 
 def _type_names(klass: type) -> set[str]:
@@ -356,8 +343,7 @@ def _describe_warnings(caught: list[CaughtWarning]) -> str:
 
 
 def _exception_text(error: BaseException) -> str:
-    name = error.type_name if isinstance(error, _ReportedError) else type(error).__name__
-    return f"{name}: {_shorten(str(error))}"
+    return f"{type(error).__name__}: {_shorten(str(error))}"
 
 
 def _shorten(text: str) -> str:
@@ -589,23 +575,17 @@ def _byte_range(value: Any) -> tuple[int, int, str] | None:
 
 # --------------------------------------------------------------------- the subprocess face
 def _main(argv: Sequence[str]) -> int:
+    """Run one file and print the warnings it emitted as JSON (the last line of stdout)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m flake8_tensorconv.verify.harness")
     parser.add_argument("path")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-grad", action="store_true")
     arguments = parser.parse_args(argv)
     source = Path(arguments.path).read_text(encoding="utf-8")
-    run = execute(source, arguments.path, arguments.device, no_grad=arguments.no_grad)
-    error = None
-    if run.error is not None:
-        error = {"type": type(run.error).__name__, "message": str(run.error)}
-    report = {
-        "warnings": [{"category": w.category, "categories": list(w.categories), "message": w.message} for w in run.warnings],
-        "error": error,
-    }
-    sys.stdout.write("\n" + json.dumps(report) + "\n")
+    run = execute(source, arguments.path, arguments.device)
+    warnings_seen = [{"category": w.category, "categories": list(w.categories), "message": w.message} for w in run.warnings]
+    sys.stdout.write("\n" + json.dumps({"warnings": warnings_seen}) + "\n")
     return 0
 
 
@@ -623,7 +603,7 @@ __all__ = [
     "compare_namespaces",
     "environment",
     "execute",
-    "execute_in_subprocess",
     "verify",
     "verify_fixture",
+    "warnings_in_fresh_process",
 ]
