@@ -52,10 +52,15 @@ class Claim:
         """The expected message prefix with ``{device}`` spelled as torch prints it."""
         return self.text.replace("{device}", torch_device_name(device))
 
-    def __str__(self) -> str:
+    def describe(self, device: str | None = None) -> str:
+        """The claim as written, or as it reads on ``device``."""
         if self.kind == "holds":
             return f"holds: {self.text}"
-        return f"{self.kind} {self.category}: {self.text}"
+        text = self.text if device is None else self.message_prefix(device)
+        return f"{self.kind} {self.category}: {text}"
+
+    def __str__(self) -> str:
+        return self.describe()
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,7 @@ def test_warns_claims_run_in_a_fresh_process(tmp_path):
     # Emitted once per process: having seen it here must not hide it from the check.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.tensor([np.ones(2), np.ones(2)])
+        torch.tensor([np.ones(2), np.ones(2)])  # noqa: TCV204 (the slow path is the point)
     fixed = WARNS_ORIGINAL.replace("torch.tensor(rows)", "torch.tensor(np.array(rows))")
     outcome = verify_fixture(make_fixture(tmp_path, WARNS_ORIGINAL, fixed), "cpu", HERE)
     assert outcome.original.status is Status.CONFIRMED, outcome.describe()
@@ -301,3 +301,15 @@ def test_differs_modules_and_dunders_are_skipped():
     left = {"__builtins__": {}, "DEVICE": "cpu", "np": np, "out": 1, "f": len}
     right = {"__builtins__": {"x": 1}, "DEVICE": "meta", "np": torch, "out": 2, "f": print}
     assert compare_namespaces(left, right, differs={"out"}) == []
+
+
+def test_a_confirmed_claim_reads_as_on_its_device(tmp_path):
+    original = """\
+        # claim: raises TypeError: can't convert {device} device type tensor to numpy
+        # devices: meta
+        import torch
+
+        values = torch.ones(3, device=DEVICE).numpy()  # expect: TCV102
+    """
+    outcome = verify_fixture(make_fixture(tmp_path, original), "meta", HERE)
+    assert outcome.original.detail == "raises TypeError: can't convert meta device type tensor to numpy"

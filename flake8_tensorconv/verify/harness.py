@@ -273,7 +273,7 @@ def _check_claims(fixture: Fixture, device: str, run: Run) -> Result:
                 problems.append(f"claim `{claim}`: {_describe_warnings(fresh)}")
     if problems:
         return Result(Status.FAILED, "; ".join(problems))
-    return Result(Status.CONFIRMED, "; ".join(str(claim) for claim in fixture.claims))
+    return Result(Status.CONFIRMED, "; ".join(claim.describe(device) for claim in fixture.claims))
 
 
 def _check_fix(fixture: Fixture, device: str, original: Run) -> Result:
