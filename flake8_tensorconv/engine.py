@@ -105,7 +105,7 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
             if attribute.startswith("visit_"):
                 handlers.setdefault(attribute[len("visit_"):], []).append(getattr(instance, attribute))
     interpreter = Interpreter(facts, listener=None)
-    context = Context(source, facts, interpreter, settings)
+    context = Context(source, facts, interpreter, settings, rules.codes)
 
     def listener(node: ast.AST, state: object) -> None:
         for handler in handlers.get(type(node).__name__, ()):

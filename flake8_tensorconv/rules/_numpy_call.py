@@ -1,4 +1,10 @@
-"""Shared analysis of a ``.numpy()`` call, used by TCV101/102 and their strict twins."""
+"""Shared analysis of tensor-to-NumPy conversions, used by TCV101/102, TCV105 and the strict twins TCV111/112.
+
+A conversion can fail for two reasons that torch checks in this order: the tensor
+is not on the CPU (TypeError), or it requires grad while grad mode is on
+(RuntimeError). ``grad_risk`` and ``device_risk`` say whether the inference knows
+enough to expect either; ``host_edits`` makes an expression safe to convert.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,72 @@ from flake8_tensorconv.values import Device, Grad, Kind, Value
 
 # Calls that move a tensor between devices; `.detach()` goes before them (see TCV103).
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
+# Expressions that take a method call without parentheses around them.
+_POSTFIX_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+def grad_risk(value: Value, ctx: Context, strict: bool = False) -> bool:
+    """Converting ``value`` may raise "Can't call numpy() on Tensor that requires grad" here."""
+    if not ctx.grad_enabled or value.grad is Grad.NO or value.is_integer:
+        return False
+    if strict:
+        return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
+    return value.kind is Kind.TENSOR
+
+
+def device_risk(value: Value, strict: bool = False) -> bool:
+    """Converting ``value`` may raise "can't convert cuda:0 device type tensor to numpy" here."""
+    if value.device is Device.CPU:
+        return False
+    if strict:
+        return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
+    return value.kind is Kind.TENSOR
+
+
+def first_device_move(expression: ast.expr) -> ast.Attribute | None:
+    """In ``t.cuda().cpu()``, the ``.cuda`` that starts the trailing chain of device moves."""
+    move = None
+    while (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr in DEVICE_MOVES
+    ):
+        move, expression = expression.func, expression.func.value
+    return move
+
+
+def host_edits(ctx: Context, expression: ast.expr, detach: bool, cpu: bool) -> tuple[Edit, ...]:
+    """Edits that turn ``expression`` into ``expression.detach().cpu()`` (the parts asked for).
+
+    `.detach()` goes before a trailing device move, as TCV103 wants; an operand
+    that is not a name, attribute, call or subscript is put in parentheses.
+    """
+    edits: list[Edit] = []
+    tail = ""
+    if detach:
+        move = first_device_move(expression)
+        if move is not None:
+            edits.append(insertion(ctx.attribute_name_start(move), "detach()."))
+        else:
+            tail += ".detach()"
+    if cpu:
+        tail += ".cpu()"
+    if not tail:
+        return tuple(edits)
+    if isinstance(expression, _POSTFIX_OPERANDS):
+        return (*edits, insertion(ctx.end(expression), tail))
+    return (insertion(ctx.start(expression), "("), *edits, insertion(ctx.end(expression), ")" + tail))
+
+
+def edited_text(ctx: Context, expression: ast.expr, edits: tuple[Edit, ...]) -> str:
+    """The text of ``expression`` after ``edits`` (which lie within it or on its bounds)."""
+    source = ctx.source
+    base = source.offset(ctx.start(expression))
+    text = ctx.text(expression)
+    for edit in sorted(edits, key=lambda e: (source.offset(e.start), source.offset(e.end)), reverse=True):
+        start, end = source.offset(edit.start) - base, source.offset(edit.end) - base
+        text = text[:start] + edit.content + text[end:]
+    return text
 
 
 @dataclass(frozen=True)
@@ -25,19 +97,13 @@ class NumpyCall:
 
     def grad_risk(self, ctx: Context, strict: bool = False) -> bool:
         """May raise "Can't call numpy() on Tensor that requires grad" here."""
-        if not ctx.grad_enabled or self.value.grad is Grad.NO or self.value.is_integer:
-            return False
-        if strict:
-            return self.value.kind in (Kind.TENSOR, Kind.UNKNOWN)
-        return self.is_tensor
+        if strict and _after_data(self.receiver):
+            return False  # `x.data` never requires grad (TCV104 has its own say about `.data`)
+        return grad_risk(self.value, ctx, strict)
 
     def device_risk(self, strict: bool = False) -> bool:
         """May raise "can't convert cuda:0 device type tensor to numpy" here."""
-        if self.value.device is Device.CPU:
-            return False
-        if strict:
-            return self.value.kind in (Kind.TENSOR, Kind.UNKNOWN)
-        return self.is_tensor
+        return device_risk(self.value, strict)
 
     def edits(self, ctx: Context, detach: bool, cpu: bool) -> tuple[Edit, ...]:
         if ctx.settings.fix_style == "force":
@@ -49,23 +115,23 @@ class NumpyCall:
         edits = []
         if detach:
             # Detach before any device move so the copy is not recorded by autograd.
-            target: ast.Attribute = self.node.func  # type: ignore[assignment]
-            chain = self.receiver
-            while (
-                isinstance(chain, ast.Call)
-                and isinstance(chain.func, ast.Attribute)
-                and chain.func.attr in DEVICE_MOVES
-            ):
-                target, chain = chain.func, chain.func.value
-            if target is self.node.func and cpu:
-                return (insertion(ctx.attribute_name_start(target), "detach().cpu()."),)
-            edits.append(insertion(ctx.attribute_name_start(target), "detach()."))
+            move = first_device_move(self.receiver)
+            if move is None and cpu:
+                return (insertion(ctx.attribute_name_start(self.node.func), "detach().cpu()."),)  # type: ignore[arg-type]
+            edits.append(insertion(ctx.attribute_name_start(move or self.node.func), "detach()."))  # type: ignore[arg-type]
         if cpu:
             edits.append(insertion(ctx.attribute_name_start(self.node.func), "cpu()."))  # type: ignore[arg-type]
         return tuple(edits)
 
     def applicability(self) -> Applicability:
         return Applicability.SAFE if self.is_tensor else Applicability.UNSAFE
+
+
+def _after_data(receiver: ast.expr) -> bool:
+    """``x.data``, also followed by device moves (``x.data.cpu()``)."""
+    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in DEVICE_MOVES:
+        receiver = receiver.func.value
+    return isinstance(receiver, ast.Attribute) and receiver.attr == "data"
 
 
 def numpy_call(node: ast.Call, ctx: Context) -> NumpyCall | None:
@@ -80,3 +146,70 @@ def numpy_call(node: ast.Call, ctx: Context) -> NumpyCall | None:
     if value.kind not in (Kind.TENSOR, Kind.UNKNOWN):
         return None
     return NumpyCall(node=node, receiver=func.value, value=value)
+
+
+# Libraries whose tensors have a `.numpy()` method of their own.
+_FOREIGN_TENSOR_LIBRARIES = ("tensorflow.", "keras.", "paddle.")
+
+
+def foreign_receiver(receiver: ast.expr, ctx: Context) -> bool:
+    """The receiver of `.numpy()` is provably not a torch tensor.
+
+    It is a TensorFlow (or Keras, Paddle) tensor, or an instance of a class of this
+    file that defines `numpy` itself: built right there, bound only to such values
+    in the enclosing scope, or `self` in such a class's methods.
+    """
+    own = _own_numpy_classes(ctx)
+    if isinstance(receiver, ast.Name):
+        if receiver.id == "self" and ctx.state.class_name in own:
+            return True
+        definitions = _definitions(receiver.id, ctx.state.function or ctx.facts.tree)
+        return bool(definitions) and all(d is not None and _foreign_construction(d, own, ctx) for d in definitions)
+    return _foreign_construction(receiver, own, ctx)
+
+
+def _foreign_construction(node: ast.expr, own: set[str], ctx: Context) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in own:
+        return True
+    qualname = ctx.facts.qualname(node.func)
+    return qualname is not None and qualname.startswith(_FOREIGN_TENSOR_LIBRARIES)
+
+
+def _own_numpy_classes(ctx: Context) -> set[str]:
+    """Classes of this file with a `numpy` member that do not derive from torch.Tensor."""
+    classes = set()
+    for node in ast.walk(ctx.facts.tree):
+        if isinstance(node, ast.ClassDef) and "numpy" in ctx.facts.class_members.get(node.name, ()):
+            bases = [ctx.facts.qualname(base) or "" for base in node.bases]
+            if not any(base.startswith("torch.") for base in bases):
+                classes.add(node.name)
+    return classes
+
+
+def _definitions(name: str, scope: ast.AST) -> list[ast.expr | None]:
+    """What ``name = ...`` binds in ``scope`` (nested functions and classes aside); None for any other binding."""
+    definitions: list[ast.expr | None] = []
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = scope.args
+        if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}:
+            definitions.append(None)
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if getattr(node, "name", None) == name:
+                definitions.append(None)
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            definitions.append(node.value)
+            stack.extend(t for t in node.targets if not isinstance(t, ast.Name))
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            definitions.append(None)  # a loop target, `with ... as`, unpacking, `del`...
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.partition(".")[0]) == name for a in node.names):
+            definitions.append(None)
+        stack.extend(ast.iter_child_nodes(node))
+    return definitions

@@ -62,11 +62,20 @@ class Rule:
 class Context:
     """What a rule may ask about the node it visits."""
 
-    def __init__(self, source: Source, facts: FileFacts, interpreter: Interpreter, settings: Settings) -> None:
+    def __init__(
+        self,
+        source: Source,
+        facts: FileFacts,
+        interpreter: Interpreter,
+        settings: Settings,
+        enabled_codes: frozenset[str] = frozenset(),
+    ) -> None:
         self.source = source
         self.facts = facts
         self.interpreter = interpreter
         self.settings = settings
+        # The codes running on this file: a strict rule stays quiet where its default twin reports.
+        self.enabled_codes = enabled_codes
         self.state: State = interpreter.state
         self.findings: list[Finding] = []
         self._uses: dict[int, dict[str, list[tuple[int, int]]]] = {}
