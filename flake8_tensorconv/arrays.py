@@ -7,6 +7,7 @@ Facts (strings in ``Value.facts``) hold on every path:
 - ``non-native-byte-order``: a big-endian dtype on this (little-endian) platform
 - ``masked``: a ``numpy.ma`` masked array (the mask is dropped by torch)
 - ``zero-d``: a 0-d array (``np.array(3)``)
+- ``maybe-scalar``: ``a[i]`` of an array of unknown rank, which is a NumPy scalar when ``a`` is 1-D
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ READONLY = "readonly"
 NON_NATIVE = "non-native-byte-order"
 MASKED = "masked"
 ZERO_D = "zero-d"
+MAYBE_SCALAR = "maybe-scalar"
 
 UNSUPPORTED_DTYPES = frozenset(
     {"object", "str_", "bytes_", "datetime64", "timedelta64", "longdouble", "clongdouble", "void", "structured"}
@@ -208,7 +210,18 @@ def subscript(container: Value, index: ast.expr) -> Value:
         facts = {fact for fact in facts if fact in (NON_NATIVE, MASKED)}  # fancy indexing copies
     if has_negative_step(index):
         facts.add(NEGATIVE_STRIDE)
+    if _may_select_a_scalar(index):
+        facts.add(MAYBE_SCALAR)
     return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
+
+
+def _may_select_a_scalar(index: ast.expr) -> bool:
+    """Integer indices only (``a[i]``, ``a[0, j]``): no slice, ``...``, ``None``, list or mask that keeps an axis."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    keeps_an_axis = (ast.Slice, ast.List, ast.ListComp, ast.Compare)
+    return not any(
+        isinstance(p, keeps_an_axis) or (isinstance(p, ast.Constant) and (p.value is Ellipsis or p.value is None)) for p in parts
+    )
 
 
 def _is_view_index(index: ast.expr) -> bool:

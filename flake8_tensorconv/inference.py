@@ -33,6 +33,7 @@ from flake8_tensorconv.values import (
     any_grad,
     join,
     join_envs,
+    module_class_fact,
     ndarray,
     tensor,
 )
@@ -44,6 +45,8 @@ _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 # Tensor layouts and lazy views that .numpy() refuses (TCV107).
 _TENSOR_VIEW_FACTS = frozenset({"sparse", "conj", "neg"})
 _SHAPE = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=NUMBER)
+# nn.Module methods that cast the parameters in place (and return the module).
+_MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
 _DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
 
 
@@ -292,6 +295,9 @@ class Interpreter:
             write = _kwarg(call, "write") or (call.args[0] if call.args else None)
             if _literal_bool(write) is False:
                 self.state.env[name] = current.with_(facts=current.facts | {arrays.READONLY})
+        elif current.kind is Kind.MODULE and func.attr in _MODULE_DTYPE_METHODS:
+            # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
+            self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
 
     def stmt_Return(self, node: ast.Return) -> None:
         if node.value is not None:
@@ -492,7 +498,7 @@ class Interpreter:
                 return known
             return UNKNOWN
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
-            return tensor(Grad.YES, receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU)
+            return tensor(Grad.YES, receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU, receiver.dtype)
         if receiver.kind is Kind.TENSOR:
             if name in ("data", "grad"):
                 return receiver.with_(grad=Grad.NO, elements=None, element=None, fields=())
@@ -691,7 +697,8 @@ class Interpreter:
         if callee.kind is Kind.MODULE:
             return self._module_output(callee, args)
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
-            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=frozenset({"parametrized"}))
+            facts = frozenset({"parametrized", module_class_fact(func.id)})
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=facts)
         if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
             if func.id in ("sum", "max", "min", "abs") and any(a.kind is not Kind.NUMBER for a in args):
                 return UNKNOWN
@@ -726,7 +733,10 @@ class Interpreter:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
                 free = qualname in K.PARAMETER_FREE_MODULES
-                return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=frozenset() if free else frozenset({"parametrized"}))
+                facts = frozenset({module_class_fact(qualname)} if free else {"parametrized", module_class_fact(qualname)})
+                # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
+                dtype = None if free else (keywords["dtype"].dtype if "dtype" in keywords else "float32")
+                return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype=dtype, facts=facts)
             if name in ("topk", "sort", "kthvalue", "mode") or (name in K.VALUES_INDICES_WITH_DIM and len(args) + len(keywords) > 1):
                 return self._values_indices(args[0] if args else UNKNOWN)
             if qualname in K.SET_GRAD_ENABLED or qualname in K.GRAD_MODE_SWITCHES:
@@ -798,7 +808,7 @@ class Interpreter:
     def _call_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         kind = receiver.kind
         if kind is Kind.MODULE:
-            if name in ("to", "cuda", "cpu", "train", "eval", "requires_grad_", "float", "double", "half", "type", "apply", "share_memory", "zero_grad"):
+            if name in _MODULE_DTYPE_METHODS or name in ("cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"):
                 device = receiver.device
                 if name == "cuda":
                     device = Device.ACCELERATOR
@@ -809,7 +819,7 @@ class Interpreter:
                 facts = receiver.facts - {"self"}
                 if name == "requires_grad_" and node.args and _literal_bool(node.args[0]) is False:
                     facts = facts - {"parametrized"}
-                return receiver.with_(device=device, facts=facts)
+                return receiver.with_(device=device, facts=facts, dtype=self._module_dtype(receiver, name, node, args, keywords))
             if name in ("parameters", "buffers"):
                 grad = Grad.YES if name == "parameters" else Grad.NO
                 return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=tensor(grad, receiver.device, facts=frozenset({"parameter"})))
@@ -893,6 +903,16 @@ class Interpreter:
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
         return arrays.method(receiver, name, node, args)
+
+    def _module_dtype(self, module: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> str | None:
+        """The parameters' dtype after ``module.<name>(...)``."""
+        if name in K.FLOAT_METHODS:
+            return K.FLOAT_METHODS[name]
+        if name == "to":
+            return next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), module.dtype)
+        if name == "type" and node.args:
+            return _dtype_of_expression(node.args[0], args[0])
+        return module.dtype
 
     def _to_device(self, node: ast.Call, args: list[Value], keywords: dict[str | None, Value], current: Device) -> Device:
         if "device" in keywords:

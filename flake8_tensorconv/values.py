@@ -100,6 +100,11 @@ def ndarray(dtype: str | None = None, **extra: object) -> Value:
     return Value(kind=Kind.NDARRAY, grad=Grad.NO, device=Device.CPU, dtype=dtype, **extra)  # type: ignore[arg-type]
 
 
+def module_class_fact(class_name: str) -> str:
+    """The fact that tags an nn.Module instance with its class (``torch.nn.Linear``, or a class of the file)."""
+    return f"class:{class_name}"
+
+
 def join_grad(a: Grad, b: Grad) -> Grad:
     if a is b:
         return a
