@@ -1,0 +1,226 @@
+"""In-place writes into a named array, and where names are (re)bound in a scope.
+
+Shared by the aliasing rules: TCV106 (a write into ``t.numpy()`` changes ``t``)
+and TCV207 (a write into ``a`` changes ``torch.from_numpy(a)``). Both report at
+the write and fix the conversion that made the two share memory, so both need
+to find the conversion that reaches the write: the scope index answers that
+from syntax, because a Value records only the *name* it shares memory with.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.values import Kind
+
+# ndarray methods that change the array's contents.
+WRITE_METHODS = frozenset({"fill", "sort", "put", "partition", "setfield", "itemset"})
+# NumPy functions that write into their first argument.
+FIRST_ARGUMENT_WRITERS = frozenset(
+    {
+        "numpy.copyto",
+        "numpy.put",
+        "numpy.place",
+        "numpy.putmask",
+        "numpy.fill_diagonal",
+        "numpy.put_along_axis",
+        "numpy.random.shuffle",
+    }
+)
+# ndarray attributes that are views of the array: ``a.flat[...] = v`` writes into ``a``.
+VIEW_ATTRIBUTES = frozenset({"flat", "real", "imag", "T", "mT"})
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+Position = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class InPlaceWrite:
+    """A write into the array held by ``name``."""
+
+    name: ast.Name  # the array's name at the write (its value is the array before the write)
+    node: ast.AST  # where the finding goes
+    statement: ast.AST  # reads that end after this node happen after the write
+
+
+def in_place_writes(node: ast.AST, ctx: Context) -> list[InPlaceWrite]:
+    """The writes into a named array that ``node`` performs (an Assign, AugAssign or Call)."""
+    if isinstance(node, ast.Assign):
+        return [InPlaceWrite(name, target, node) for target in _flat_targets(node.targets) if (name := _written_name(target))]
+    if isinstance(node, ast.AugAssign):
+        if isinstance(node.target, ast.Name):
+            return [InPlaceWrite(node.target, node.target, node)]  # ndarray `+=` writes in place
+        name = _written_name(node.target)
+        return [InPlaceWrite(name, node.target, node)] if name else []
+    if isinstance(node, ast.Call):
+        return [InPlaceWrite(name, node, node) for name in _call_writes(node, ctx)]
+    return []
+
+
+def _flat_targets(targets: list[ast.expr]) -> Iterator[ast.expr]:
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from _flat_targets(target.elts)
+        elif isinstance(target, ast.Starred):
+            yield from _flat_targets([target.value])
+        else:
+            yield target
+
+
+def _written_name(target: ast.expr) -> ast.Name | None:
+    """``a`` in ``a[...]`` and ``a.flat[...]`` (store targets)."""
+    if not isinstance(target, ast.Subscript):
+        return None
+    base = target.value
+    if isinstance(base, ast.Attribute) and base.attr in VIEW_ATTRIBUTES:
+        base = base.value
+    return base if isinstance(base, ast.Name) else None
+
+
+def _call_writes(call: ast.Call, ctx: Context) -> Iterator[ast.Name]:
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.attr in WRITE_METHODS or (func.attr == "byteswap" and _is_true(_keyword(call, "inplace"))):
+            yield func.value
+    qualname = ctx.qualname(func)
+    if qualname is not None and call.args and isinstance(call.args[0], ast.Name):
+        if qualname in FIRST_ARGUMENT_WRITERS or (qualname.startswith("numpy.") and qualname.endswith(".at")):
+            yield call.args[0]  # np.copyto(a, ...), np.add.at(a, ...)
+    out = _keyword(call, "out")
+    for item in out.elts if isinstance(out, ast.Tuple) else [out]:
+        if isinstance(item, ast.Name):
+            yield item
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+
+
+def _is_true(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def is_basic_index(index: ast.expr, ctx: Context) -> bool:
+    """An index that gives a view, for tensors and arrays alike: slices, ints, ``...``, ``None``."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            continue
+        if isinstance(part, ast.Constant) and (part.value is None or part.value is Ellipsis or type(part.value) is int):
+            continue
+        if isinstance(part, ast.UnaryOp) and isinstance(part.operand, ast.Constant) and type(part.operand.value) is int:
+            continue
+        if ctx.value(part).kind is Kind.NUMBER and ctx.value(part).dtype is None:
+            continue  # a Python int (range() counter, len(...)): a NumPy int scalar would be fine too
+        return False
+    return True
+
+
+def start(node: ast.AST) -> Position:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def end(node: ast.AST) -> Position:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One place where a name gets a new value."""
+
+    position: Position
+    # ``name = value`` (also ``x = name = value`` and ``(name := value)``); None for loop
+    # targets, unpacking, ``with ... as name``, ``del name``.
+    value: ast.expr | None
+
+
+class Scope:
+    """The bindings of one function (or module, or class body), nested scopes left out."""
+
+    def __init__(self, node: ast.AST) -> None:
+        self.node = node
+        self.bindings: dict[str, list[Binding]] = {}
+        for child in _walk_scope(node):
+            for name, position, value in _binds(child):
+                self.bindings.setdefault(name, []).append(Binding(position, value))
+        for bindings in self.bindings.values():
+            bindings.sort(key=lambda binding: binding.position)
+
+    def before(self, name: str, node: ast.AST) -> list[Binding]:
+        """Bindings of ``name`` that start before ``node`` starts, in source order."""
+        limit = start(node)
+        return [binding for binding in self.bindings.get(name, ()) if binding.position < limit]
+
+    def rebound_between(self, name: str, first: ast.AST, second: ast.AST) -> bool:
+        """Whether ``name`` gets a new value after ``first`` ends and before ``second`` starts."""
+        low, high = end(first), start(second)
+        return any(low <= binding.position < high for binding in self.bindings.get(name, ()))
+
+    def is_parameter(self, name: str) -> bool:
+        if not isinstance(self.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        args = self.node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        return any(arg is not None and arg.arg == name for arg in every)
+
+
+class ScopeIndex:
+    """Scopes by node, built on first use (a rule keeps one per file)."""
+
+    def __init__(self) -> None:
+        self._scopes: dict[int, Scope] = {}
+
+    def __call__(self, ctx: Context) -> Scope:
+        node = ctx.state.function or ctx.facts.tree
+        scope = self._scopes.get(id(node))
+        if scope is None or scope.node is not node:
+            scope = self._scopes[id(node)] = Scope(node)
+        return scope
+
+
+def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+    body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [scope]
+    stack: list[ast.AST] = list(reversed(body)) if isinstance(body, list) else [body]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _NESTED_SCOPES):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
+    """(name, position, assigned value) for each name ``node`` binds; AugAssign writes in place."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, start(target), node.value
+            else:
+                yield from _stored_names(target)
+    elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+        yield node.target.id, start(node.target), node.value
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, start(node.target), node.value
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        yield from _stored_names(node.target)
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        yield from _stored_names(node.optional_vars)
+    elif isinstance(node, ast.Delete):
+        for target in node.targets:
+            yield from _stored_names(target, ast.Del)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name, start(node), None
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).partition(".")[0], start(node), None
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name, start(node), None
+
+
+def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[str, Position, None]]:
+    for child in ast.walk(target):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, context):
+            yield child.id, start(child), None
