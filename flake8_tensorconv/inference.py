@@ -44,6 +44,7 @@ _STRING = Value(kind=Kind.STRING, grad=Grad.NO)
 _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 # Tensor layouts and lazy views that .numpy() refuses (TCV107).
 _TENSOR_VIEW_FACTS = frozenset({"sparse", "conj", "neg"})
+_COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 _SHAPE = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=NUMBER)
 # nn.Module methods that cast the parameters in place (and return the module).
 _MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
@@ -511,8 +512,8 @@ class Interpreter:
             facts: frozenset[str] = frozenset()
             if name in ("mH", "H"):
                 facts = frozenset({"conj"})
-            elif name == "imag" and "conj" in receiver.facts:
-                facts = frozenset({"neg"})
+            elif name == "imag" and "conj" in receiver.facts and receiver.dtype in _COMPLEX_DTYPES:
+                facts = frozenset({"neg"})  # `.imag` of a real tensor raises instead
             dtype = receiver.dtype
             if name in ("real", "imag") and dtype in ("complex64", "complex128"):
                 dtype = "float32" if dtype == "complex64" else "float64"

@@ -42,7 +42,10 @@ INTEGER_METHODS = {
     ).split()},
 }
 
-FLOAT_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+FLOAT_METHODS = {
+    "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+    "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
+}
 
 # Tensor methods returning (values, indices).
 VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
@@ -113,7 +116,8 @@ _DTYPE_ALIASES = {
 }
 _DTYPE_NAMES = frozenset(
     "float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool "
-    "complex32 complex64 complex128 float8_e4m3fn float8_e5m2 object str_ bytes_ datetime64 "
+    "complex32 complex64 complex128 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu "
+    "object str_ bytes_ datetime64 "
     "timedelta64 longdouble clongdouble void".split()
 )
 
@@ -125,6 +129,8 @@ def dtype_from_qualname(qualname: str) -> str | None:
         return None
     if module == "torch" and name in ("float", "double", "half", "long", "int", "short", "cfloat", "cdouble"):
         return _DTYPE_ALIASES[name]
+    if module == "torch" and name == "chalf":
+        return "complex32"
     name = _DTYPE_ALIASES.get(name, name) if module == "numpy" else name
     return name if name in _DTYPE_NAMES else None
 
