@@ -176,10 +176,16 @@ def _strip_array_views(expression: ast.expr, ctx: Context) -> ast.expr:
             node = node.func.value
         elif isinstance(node, ast.Attribute) and node.attr in _ARRAY_VIEW_ATTRIBUTES:
             node = node.value
-        elif isinstance(node, ast.Subscript) and is_basic_index(node.slice, ctx):
+        elif isinstance(node, ast.Subscript) and is_basic_index(node.slice, ctx) and _keeps_an_axis(node.slice):
             node = node.value
         else:
             return node
+
+
+def _keeps_an_axis(index: ast.expr) -> bool:
+    """``a[0]`` of a 1-d array is a NumPy scalar (``+=`` rebinds it); ``a[0, :]``, ``a[...]`` stay arrays."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value in (None, Ellipsis)) for part in parts)
 
 
 def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
