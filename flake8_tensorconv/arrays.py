@@ -35,7 +35,21 @@ _FLOAT64_PRODUCERS = frozenset(
     "mean std var average".split()
 )
 _FLIPS = frozenset({"flip", "fliplr", "flipud"})
-_READONLY_VIEWS = frozenset({"broadcast_to", "lib.stride_tricks.broadcast_to", "lib.stride_tricks.sliding_window_view", "lib.stride_tricks.as_strided"})
+_MAY_COPY = frozenset({"ravel", "reshape"})
+_READONLY_VIEWS = frozenset({"broadcast_to", "lib.stride_tricks.broadcast_to"})
+# Read-only unless ``writeable=True`` (sliding_window_view), writable unless ``writeable=False`` (as_strided).
+_STRIDE_TRICKS = {"lib.stride_tricks.sliding_window_view": False, "lib.stride_tricks.as_strided": True}
+# Where a function takes its dtype positionally: ``np.zeros(3, np.float32)``, ``np.frombuffer(b, ">f4")``.
+_DTYPE_POSITION = {
+    **dict.fromkeys(("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "zeros", "ones", "empty"), 1),
+    **dict.fromkeys(("frombuffer", "fromfile", "fromiter", "memmap"), 1),
+    "full": 2,
+}
+# ``numpy.ma`` functions whose result is not a masked array.
+_MA_PLAIN_RESULTS = frozenset(
+    "getdata getmask getmaskarray filled compressed is_masked is_mask isMaskedArray isMA isarray count "
+    "make_mask make_mask_none mask_or".split()
+)
 # Functions that return a view or the same array: facts carry over from the first argument.
 _VIEWS = frozenset({"asarray", "ravel", "squeeze", "transpose", "reshape", "swapaxes", "moveaxis", "atleast_1d", "expand_dims"})
 
@@ -45,13 +59,10 @@ def dtype_facts(dtype_node: ast.expr | None, dtype_value: Value | None) -> tuple
     if dtype_node is None:
         return None, frozenset()
     text = _dtype_text(dtype_node)
-    facts: set[str] = set()
     if text is not None:
-        if text.startswith(">"):
-            facts.add(NON_NATIVE)
-        if isinstance(dtype_node, (ast.List, ast.Dict)):
-            return "structured", frozenset(facts)
-        return K.dtype_from_string(text) or ("structured" if "," in text else None), frozenset(facts)
+        dtype = K.dtype_from_string(text) or ("structured" if "," in text else None)
+        big_endian = text.startswith(">") and dtype is not None and dtype not in K.SINGLE_BYTE_DTYPES
+        return dtype, frozenset({NON_NATIVE}) if big_endian else frozenset()
     if isinstance(dtype_node, (ast.List, ast.Dict)):
         return "structured", frozenset()
     if dtype_value is not None and dtype_value.kind is Kind.DTYPE:
@@ -70,34 +81,54 @@ def _dtype_text(node: ast.expr) -> str | None:
 def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
     """The value of ``numpy.<name>(...)``."""
     name = qualname[len("numpy."):]
-    dtype, facts = dtype_facts(_keyword(node, "dtype"), keywords.get("dtype"))
+    dtype_node, dtype_value = _keyword(node, "dtype"), keywords.get("dtype")
+    position = _DTYPE_POSITION.get(name)
+    if dtype_node is None and position is not None and len(node.args) > position:
+        dtype_node, dtype_value = node.args[position], args[position]
+    dtype, facts = dtype_facts(dtype_node, dtype_value)
     if name == "dtype" and node.args:
         dtype, facts = dtype_facts(node.args[0], args[0])
         return Value(kind=Kind.DTYPE, dtype=dtype, facts=facts)
     first = args[0] if args else None
     if name in ("array", "asarray", "ascontiguousarray", "asanyarray", "copy", "require"):
-        return _from_data(name, node, first, dtype, facts)
+        return _from_data(name, node, first, dtype, facts, dtype_given=dtype_node is not None)
     if name.startswith("ma.") or name == "ma":
+        if name[len("ma."):] in _MA_PLAIN_RESULTS:
+            return ndarray(dtype)
         return ndarray(dtype, facts=facts | {MASKED})
     if name in _FLIPS or (name == "rot90" and _rot90_flips(node)):
         return ndarray(first.dtype if first is not None else None, facts=frozenset({NEGATIVE_STRIDE}))
     if name in _READONLY_VIEWS:
         return ndarray(first.dtype if first is not None else None, facts=frozenset({READONLY}))
+    if name in _STRIDE_TRICKS:
+        writeable = _keyword(node, "writeable")
+        if writeable is None:
+            readonly = not _STRIDE_TRICKS[name]
+        else:
+            readonly = isinstance(writeable, ast.Constant) and writeable.value is False
+        return ndarray(first.dtype if first is not None else None, facts=frozenset({READONLY}) if readonly else frozenset())
     if name == "frombuffer":
         readonly = frozenset({READONLY}) if node.args and _is_bytes(node.args[0]) else frozenset()
-        return ndarray(dtype or "float64", facts=facts | readonly)
+        return ndarray(dtype or (None if dtype_node is not None else "float64"), facts=facts | readonly)
     if name == "memmap":
         mode = _keyword(node, "mode")
         if mode is None and len(node.args) >= 3:
             mode = node.args[2]
         readonly = isinstance(mode, ast.Constant) and mode.value in ("r", "readonly")
-        return ndarray(dtype or "uint8", facts=facts | ({READONLY} if readonly else set()))
+        return ndarray(dtype or (None if dtype_node is not None else "uint8"), facts=facts | ({READONLY} if readonly else set()))
     if name == "load":
         mode = _keyword(node, "mmap_mode")
         readonly = isinstance(mode, ast.Constant) and mode.value == "r"
         return ndarray(dtype, facts=frozenset({READONLY}) if readonly else frozenset())
     if name in _VIEWS and first is not None and first.kind is Kind.NDARRAY:
-        return first.with_(facts=first.facts - {ZERO_D} if name != "asarray" else first.facts)
+        if name == "asarray":
+            return first
+        # ravel/reshape copy a non-contiguous array (positive strides) and view a contiguous one.
+        return first.with_(facts=first.facts - {ZERO_D} - ({NEGATIVE_STRIDE} if name in _MAY_COPY else set()))
+    if dtype_node is not None and dtype is None:
+        return ndarray(None, facts=facts)  # a dtype we cannot read: do not guess the default
+    if name == "full" and dtype is None and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+        return ndarray(literal_dtype(node.args[1]))  # np.full(3, 7) is int64, np.full(3, "x") str_
     if dtype is None and name in _FLOAT64_PRODUCERS:
         dtype = "float64"
     if dtype is None and name in ("arange",):
@@ -112,16 +143,22 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
     return ndarray(dtype, facts=facts)
 
 
-def _from_data(name: str, node: ast.Call, first: Value | None, dtype: str | None, facts: frozenset[str]) -> Value:
+def _from_data(
+    name: str, node: ast.Call, first: Value | None, dtype: str | None, facts: frozenset[str], dtype_given: bool
+) -> Value:
     data = node.args[0] if node.args else None
-    if dtype is None and first is not None:
+    if dtype is None and first is not None and not dtype_given:
         if first.kind is Kind.NDARRAY:
             dtype = first.dtype
         elif data is not None:
             dtype = literal_dtype(data)
     result_facts = set(facts)
-    if first is not None and first.kind is Kind.NDARRAY and name in ("asarray", "asanyarray") and not facts:
-        result_facts |= first.facts  # the same array: its facts still hold
+    if first is not None and first.kind is Kind.NDARRAY and not dtype_given:
+        if name in ("asarray", "asanyarray"):
+            # The same array: its facts still hold (np.asarray drops a mask, np.asanyarray keeps it).
+            result_facts |= first.facts - ({MASKED} if name == "asarray" else set())
+        else:
+            result_facts |= first.facts & {NON_NATIVE}  # a copy keeps the dtype, byte order included
     if isinstance(data, ast.Constant) and isinstance(data.value, (int, float, bool)) and name != "ascontiguousarray":
         result_facts.add(ZERO_D)
     shares = data.id if isinstance(data, ast.Name) and name in ("asarray", "asanyarray") else None
@@ -150,6 +187,8 @@ def literal_dtype(node: ast.expr) -> str | None:
         return "bool"
     if any(isinstance(c, str) for c in constants):
         return "str_"
+    if all(isinstance(c, bytes) for c in constants):
+        return "bytes_"
     if any(isinstance(c, complex) for c in constants):
         return "complex128"
     if any(isinstance(c, float) for c in constants):
@@ -205,11 +244,17 @@ def numpy_only_index(index: ast.expr) -> bool:
 
 def subscript(container: Value, index: ast.expr) -> Value:
     """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view."""
+    if isinstance(index, ast.Constant) and isinstance(index.value, str):
+        # A field of a structured array (``points["x"]``): a view with the field's dtype.
+        return container.with_(dtype=None, facts=container.facts & {READONLY, MASKED}, shares_with=container.shares_with)
     facts = {fact for fact in container.facts if fact in (READONLY, NON_NATIVE, MASKED, NEGATIVE_STRIDE)}
     if not _is_view_index(index):
         facts = {fact for fact in facts if fact in (NON_NATIVE, MASKED)}  # fancy indexing copies
     if has_negative_step(index):
-        facts.add(NEGATIVE_STRIDE)
+        if NEGATIVE_STRIDE in container.facts:
+            facts.discard(NEGATIVE_STRIDE)  # a second reversal may restore the axis (``a[::-1][::-1]``)
+        else:
+            facts.add(NEGATIVE_STRIDE)
     if _may_select_a_scalar(index):
         facts.add(MAYBE_SCALAR)
     return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
@@ -238,10 +283,11 @@ def method(receiver: Value, name: str, node: ast.Call, argument_values: list[Val
     if name == "astype" and node.args:
         dtype, facts = dtype_facts(node.args[0], argument_values[0] if argument_values else None)
         return ndarray(dtype, facts=facts)
-    if name == "newbyteorder":
-        return receiver.with_(facts=(receiver.facts | {NON_NATIVE}) - {READONLY}, shares_with=None)
-    if name == "byteswap":
-        return ndarray(receiver.dtype)
+    if name == "newbyteorder":  # NumPy < 2: the same bytes read in another byte order
+        order = swapped_byte_order(receiver, node)
+        return receiver.with_(facts=(receiver.facts - {NON_NATIVE, READONLY}) | order, shares_with=None)
+    if name == "byteswap":  # swaps the bytes and keeps the dtype, byte order included
+        return ndarray(receiver.dtype, facts=receiver.facts & {NON_NATIVE})
     if name in ("copy", "flatten"):
         return ndarray(receiver.dtype, facts=frozenset(f for f in receiver.facts if f in (NON_NATIVE, MASKED)))
     if name in ("filled", "compressed") and MASKED in receiver.facts:
@@ -249,9 +295,37 @@ def method(receiver: Value, name: str, node: ast.Call, argument_values: list[Val
     if name in ("view", "reshape", "transpose", "squeeze", "ravel", "swapaxes"):
         keep = {f for f in receiver.facts if f in (READONLY, NON_NATIVE, MASKED, NEGATIVE_STRIDE)}
         if name == "view" and node.args:
-            return ndarray(None, facts=frozenset(keep - {NON_NATIVE}), shares_with=receiver.shares_with)
+            dtype, order = dtype_facts(node.args[0], argument_values[0] if argument_values else None)
+            return ndarray(dtype, facts=frozenset(keep - {NON_NATIVE}) | order, shares_with=receiver.shares_with)
+        if name in _MAY_COPY:
+            keep.discard(NEGATIVE_STRIDE)
         return receiver.with_(facts=frozenset(keep))
     return ndarray()
+
+
+def dtype_method(receiver: Value, name: str, node: ast.Call) -> Value:
+    """The value of ``dtype.<name>(...)``: ``np.dtype("f4").newbyteorder(">")``."""
+    if name == "newbyteorder":
+        return receiver.with_(facts=(receiver.facts - {NON_NATIVE}) | swapped_byte_order(receiver, node))
+    return Value(kind=Kind.UNKNOWN)
+
+
+def swapped_byte_order(receiver: Value, node: ast.Call) -> frozenset[str]:
+    """``{NON_NATIVE}`` when ``receiver.newbyteorder(order)`` is big-endian on every path, else nothing.
+
+    A dtype NumPy spells without ``>`` is taken as native: byte orders are only ever set by a visible spelling.
+    """
+    order = node.args[0] if node.args else _keyword(node, "new_order")
+    if order is None:
+        letter = "S"
+    elif isinstance(order, ast.Constant) and isinstance(order.value, str) and order.value:
+        letter = order.value[0].upper()
+    else:
+        return frozenset()
+    if receiver.dtype is None or receiver.dtype in K.SINGLE_BYTE_DTYPES:
+        return frozenset()
+    big = letter in (">", "B") or (letter == "S" and NON_NATIVE not in receiver.facts)
+    return frozenset({NON_NATIVE}) if big else frozenset()
 
 
 def _keyword(node: ast.Call, name: str) -> ast.expr | None:

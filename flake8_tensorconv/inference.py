@@ -296,6 +296,8 @@ class Interpreter:
             write = _kwarg(call, "write") or (call.args[0] if call.args else None)
             if _literal_bool(write) is False:
                 self.state.env[name] = current.with_(facts=current.facts | {arrays.READONLY})
+            elif _literal_bool(write) is True:  # succeeds only on an array that owns writable memory
+                self.state.env[name] = current.with_(facts=current.facts - {arrays.READONLY})
         elif current.kind is Kind.MODULE and func.attr in _MODULE_DTYPE_METHODS:
             # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
             self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
@@ -523,6 +525,8 @@ class Interpreter:
                 return _SHAPE
             if name in ("T", "real", "imag", "flat", "base"):
                 return receiver.with_(facts=frozenset())
+            if name == "dtype":
+                return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype, facts=receiver.facts & {arrays.NON_NATIVE})
             return OTHER
         return UNKNOWN
 
@@ -848,6 +852,8 @@ class Interpreter:
             return UNKNOWN
         if kind is Kind.NDARRAY:
             return self._ndarray_method(receiver, name, node, args)
+        if kind is Kind.DTYPE:
+            return arrays.dtype_method(receiver, name, node)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):

@@ -6,6 +6,8 @@ Qualified names are spelled as after import resolution (``torch.nn.Linear``,
 
 from __future__ import annotations
 
+import re
+
 # torch factory functions: the result is a fresh tensor (no grad unless asked for).
 TORCH_FACTORIES = frozenset(
     "torch." + name
@@ -113,6 +115,7 @@ _DTYPE_ALIASES = {
     "float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
     "short": "int16", "cfloat": "complex64", "cdouble": "complex128", "float_": "float64",
     "int_": "int64", "intp": "int64", "bool_": "bool", "complex_": "complex128",
+    "object_": "object", "float128": "longdouble", "complex256": "clongdouble",
 }
 _DTYPE_NAMES = frozenset(
     "float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool "
@@ -135,17 +138,35 @@ def dtype_from_qualname(qualname: str) -> str | None:
     return name if name in _DTYPE_NAMES else None
 
 
+# NumPy dtype strings NumPy has no torch counterpart for, by their leading characters:
+# "U10", "<U3", "S5", "V4", "M8[ns]", "datetime64[s]", "m8", "timedelta64[D]".
+_UNSUPPORTED_STRING = re.compile(
+    r"(?P<str_>U\d*|str|unicode)|(?P<bytes_>[Sa]\d*|bytes)|(?P<void>V\d*)"
+    r"|(?P<datetime64>M8?(?:\[\w+\])?|datetime64(?:\[\w+\])?)|(?P<timedelta64>m8?(?:\[\w+\])?|timedelta64(?:\[\w+\])?)"
+)
+
+
 def dtype_from_string(text: str) -> str | None:
     text = text.lstrip("=<>|!")
     short = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16",
              "i4": "int32", "i8": "int64", "u1": "uint8", "u2": "uint16", "u4": "uint32",
              "u8": "uint64", "b1": "bool", "?": "bool", "c8": "complex64", "c16": "complex128",
-             "O": "object"}
+             "O": "object", "g": "longdouble", "f16": "longdouble", "G": "clongdouble", "c32": "clongdouble"}
     if text in short:
         return short[text]
+    unsupported = _UNSUPPORTED_STRING.fullmatch(text)
+    if unsupported is not None:
+        return unsupported.lastgroup
     text = _DTYPE_ALIASES.get(text, text)
     return text if text in _DTYPE_NAMES else None
 
 
 def dtype_from_builtin(name: str) -> str | None:
-    return {"float": "float64", "int": "int64", "bool": "bool", "complex": "complex128", "object": "object"}.get(name)
+    return {
+        "float": "float64", "int": "int64", "bool": "bool", "complex": "complex128", "object": "object",
+        "str": "str_", "bytes": "bytes_",
+    }.get(name)
+
+
+# Dtypes of one byte have no byte order: NumPy keeps ">u1" native.
+SINGLE_BYTE_DTYPES = frozenset({"int8", "uint8", "bool"})

@@ -13,6 +13,7 @@ from flake8_tensorconv.source import Source, read_source
 
 FIXTURES = all_fixtures()
 FIXED = [fixture for fixture in FIXTURES if fixture.fixed_path is not None]
+UNFIXED = [fixture for fixture in FIXTURES if not fixture.is_negative and fixture.fixed_path is None]
 
 
 @pytest.mark.parametrize("fixture", FIXED, ids=lambda fixture: fixture.id)
@@ -22,6 +23,12 @@ def test_fix_produces_the_fixed_file_byte_for_byte(fixture):
     assert result.applied, "no fix was applied"
     assert not result.dropped
     assert source.encode(result.text) == fixture.fixed_path.read_bytes()
+
+
+@pytest.mark.parametrize("fixture", UNFIXED, ids=lambda fixture: fixture.id)
+def test_a_positive_without_a_fixed_file_gets_no_fix(fixture):
+    result = fix_source(read_source(str(fixture.path)), Settings(), unsafe=True)
+    assert not result.applied, "a fix was applied: add NAME.fixed.py"
 
 
 @pytest.mark.parametrize("fixture", FIXED, ids=lambda fixture: fixture.id)

@@ -34,7 +34,8 @@ def test_claim_holds_and_fix_matches(fixture, device):
     assert not outcome.failed, outcome.describe()
     expected = Status.CONFIRMED if device in fixture.claim_devices else Status.CLEAN
     assert outcome.original.status is expected, outcome.describe()
-    if device in fixture.fix_devices:
+    if device in fixture.fix_devices and fixture.fixed_path is not None:
+        # A positive without NAME.fixed.py belongs to a rule that offers no fix (test_fixtures_fix checks that).
         assert outcome.fix.status is Status.CONFIRMED, outcome.describe()
 
 

@@ -68,7 +68,8 @@ class WriteThroughSharedArray(Rule):
     reaches the tensor on the CPU. That is the point, but it changes what the
     program computes there wherever it relied on the write-through (and the copy
     is C-contiguous, where `.numpy()` of a transposed tensor was not). On a GPU
-    nothing changes.
+    nothing changes: `.cpu()` already copied there (as the `Tensor.cpu`
+    documentation says; the fixtures check it wherever CUDA is present).
 
     ## Known problems
     `a.reshape(...)` and `a.ravel()` after the conversion are taken to be views;
