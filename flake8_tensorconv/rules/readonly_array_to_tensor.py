@@ -52,6 +52,8 @@ class ReadonlyArrayToTensor(Rule):
     ## Known problems
     `np.ascontiguousarray(x)` is not a cure: for an already contiguous read-only array
     it returns the same array, and the conversion still warns.
+    `torch.Tensor(x)` of a read-only float32 array shares and warns too; it is left to
+    TCV201, whose fix (`torch.as_tensor(x, dtype=...)`) this rule then reports.
     """
 
     code = "TCV208"
