@@ -194,18 +194,38 @@ def _caught(message: warnings.WarningMessage) -> CaughtWarning:
     )
 
 
-def warnings_in_fresh_process(path: Path, device: str) -> list[CaughtWarning]:
-    """The warnings the file emits when run in a fresh interpreter (torch warns some things once per process)."""
-    package_parent = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "flake8_tensorconv.verify.harness", str(path), "--device", device]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=SUBPROCESS_TIMEOUT_S)
-    if completed.returncode != 0:
-        detail = completed.stderr[-2000:]
-        raise RuntimeError(f"{path}: the subprocess that checks warnings failed (rc {completed.returncode}): {detail}")
-    report = json.loads(completed.stdout.splitlines()[-1])
-    return [CaughtWarning(w["category"], tuple(w["categories"]), w["message"]) for w in report["warnings"]]
+class FreshRun:
+    """A file running in a fresh interpreter, started at once; ``warnings()`` waits for what it emitted.
+
+    torch emits some warnings once per process, so ``warns`` claims are checked this way.
+    Starting the original's and the fixed code's runs together lets them overlap.
+    """
+
+    def __init__(self, path: Path, device: str) -> None:
+        package_parent = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+        command = [sys.executable, "-m", "flake8_tensorconv.verify.harness", str(path), "--device", device]
+        self.path = path
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def warnings(self) -> list[CaughtWarning]:
+        try:
+            stdout, stderr = self.process.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise RuntimeError(f"{self.path}: the subprocess that checks warnings ran over {SUBPROCESS_TIMEOUT_S} s") from None
+        if self.process.returncode != 0:
+            raise RuntimeError(
+                f"{self.path}: the subprocess that checks warnings failed (rc {self.process.returncode}): {stderr[-2000:]}"
+            )
+        report = json.loads(stdout.splitlines()[-1])
+        return [CaughtWarning(w["category"], tuple(w["categories"]), w["message"]) for w in report["warnings"]]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
 
 
 # --------------------------------------------------------------------- verification
@@ -221,14 +241,26 @@ def verify_fixture(fixture: Fixture, device: str, env: Environment | None = None
     if reason is not None:
         result = Result(Status.SKIPPED, reason)
         return Outcome(fixture, device, result, result)
-    original = execute(fixture.source, str(fixture.path), device)
     if fixture.is_negative:
+        original = execute(fixture.source, str(fixture.path), device)
         return Outcome(fixture, device, _runs_cleanly(original), Result(Status.NOT_RUN, "a negative has no fix"))
-    if device in fixture.claim_devices:
-        original_result = _check_claims(fixture, device, original)
-    else:
-        original_result = _runs_cleanly(original, f"no claim on {device}")
-    return Outcome(fixture, device, original_result, _check_fix(fixture, device, original))
+    fresh: dict[str, FreshRun] = {}
+    try:
+        if any(claim.kind == "warns" for claim in fixture.claims):
+            if device in fixture.claim_devices:
+                fresh["original"] = FreshRun(fixture.path, device)
+            if fixture.fixed_path is not None and device in fixture.fix_devices:
+                fresh["fixed"] = FreshRun(fixture.fixed_path, device)
+        original = execute(fixture.source, str(fixture.path), device)
+        if device in fixture.claim_devices:
+            original_result = _check_claims(fixture, device, original, fresh.get("original"))
+        else:
+            original_result = _runs_cleanly(original, f"no claim on {device}")
+        fix_result = _check_fix(fixture, device, original, fresh.get("fixed"))
+    finally:
+        for run in fresh.values():
+            run.stop()
+    return Outcome(fixture, device, original_result, fix_result)
 
 
 def verify(
@@ -252,7 +284,7 @@ def _runs_cleanly(run: Run, detail: str = "") -> Result:
     return Result(Status.CLEAN, detail)
 
 
-def _check_claims(fixture: Fixture, device: str, run: Run) -> Result:
+def _check_claims(fixture: Fixture, device: str, run: Run, fresh: FreshRun | None) -> Result:
     problems: list[str] = []
     raises = [claim for claim in fixture.claims if claim.kind == "raises"]
     for claim in raises:
@@ -266,17 +298,17 @@ def _check_claims(fixture: Fixture, device: str, run: Run) -> Result:
             if not holds:
                 problems.append(f"claim `{claim}`: {observed}")
     warns = [claim for claim in fixture.claims if claim.kind == "warns"]
-    if warns:
-        fresh = warnings_in_fresh_process(fixture.path, device)
+    if warns and fresh is not None:
+        emitted = fresh.warnings()
         for claim in warns:
-            if not any(caught.matches(claim, device) for caught in fresh):
-                problems.append(f"claim `{claim}`: {_describe_warnings(fresh)}")
+            if not any(caught.matches(claim, device) for caught in emitted):
+                problems.append(f"claim `{claim}`: {_describe_warnings(emitted)}")
     if problems:
         return Result(Status.FAILED, "; ".join(problems))
     return Result(Status.CONFIRMED, "; ".join(claim.describe(device) for claim in fixture.claims))
 
 
-def _check_fix(fixture: Fixture, device: str, original: Run) -> Result:
+def _check_fix(fixture: Fixture, device: str, original: Run, fresh: FreshRun | None) -> Result:
     if fixture.fixed_source is None or fixture.fixed_path is None:
         return Result(Status.NOT_RUN, "no fixed form")
     if device not in fixture.fix_devices:
@@ -288,10 +320,10 @@ def _check_fix(fixture: Fixture, device: str, original: Run) -> Result:
     if fixed.error is not None:
         problems.append(f"the fixed code {fixed.describe_error()}")
     warns = [claim for claim in fixture.claims if claim.kind == "warns"]
-    if warns:
-        fresh = warnings_in_fresh_process(fixture.fixed_path, device)
+    if warns and fresh is not None:
+        emitted = fresh.warnings()
         for claim in warns:
-            if any(caught.matches(claim, device) for caught in fresh):
+            if any(caught.matches(claim, device) for caught in emitted):
                 problems.append(f"the fixed code still {claim}")
         checked.append("no claimed warning")
     if original.error is None and fixed.error is None:
@@ -595,6 +627,7 @@ if __name__ == "__main__":
 
 __all__ = [
     "CaughtWarning",
+    "FreshRun",
     "Environment",
     "Outcome",
     "Result",
@@ -605,5 +638,4 @@ __all__ = [
     "execute",
     "verify",
     "verify_fixture",
-    "warnings_in_fresh_process",
 ]
