@@ -9,12 +9,14 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
+from flake8_tensorconv.prefilter import Triggers
 from flake8_tensorconv.rules import ALL_RULES
 from flake8_tensorconv.rules.base import Context, Rule
 from flake8_tensorconv.source import Source, SourceError
@@ -30,10 +32,10 @@ class ParseError(SourceError):
 
 @dataclass(frozen=True)
 class RuleSet:
-    """The enabled rules and the one compiled pattern that decides whether a file is parsed."""
+    """The enabled rules, and their triggers that decide what is parsed and walked."""
 
     rules: tuple[type[Rule], ...]
-    prefilter: re.Pattern[str] | None
+    triggers: Triggers | None  # None: no rule has a trigger, nothing is parsed
 
     @property
     def codes(self) -> frozenset[str]:
@@ -43,10 +45,13 @@ class RuleSet:
 @lru_cache(maxsize=64)
 def rule_set(codes: frozenset[str]) -> RuleSet:
     rules = tuple(rule for rule in ALL_RULES if rule.code in codes)
-    tokens = sorted({token for rule in rules for token in rule.triggers}, key=len, reverse=True)
-    # A file that never says "torch" cannot hold a torch tensor conversion worth reporting.
-    prefilter = re.compile("|".join(map(re.escape, tokens))) if tokens else None
-    return RuleSet(rules=rules, prefilter=prefilter)
+    tokens = [token for rule in rules for token in rule.triggers]
+    return RuleSet(rules=rules, triggers=Triggers(tokens) if tokens else None)
+
+
+# A statement that imports torch or a torch submodule, or a star import (which may re-export
+# torch). Good enough for a prefilter: the analysis reads the imports from the tree.
+_IMPORTS_TORCH = re.compile(r"\b(?:from|import)\b(?:[^\n\\;]|\\[\s\S])*?(?:\btorch\b|\*)")
 
 
 def select_rules(settings: Settings, path: str = "") -> RuleSet:
@@ -58,7 +63,14 @@ def select_rules(settings: Settings, path: str = "") -> RuleSet:
 
 
 def needs_parse(text: str, rules: RuleSet) -> bool:
-    return rules.prefilter is not None and "torch" in text and rules.prefilter.search(text) is not None
+    """Whether the file writes a trigger and imports torch; most files stop here, unparsed."""
+    # `in` runs at memchr speed: files that never say torch are dropped before any regex runs.
+    return (
+        rules.triggers is not None
+        and "torch" in text
+        and rules.triggers.in_file(text)
+        and _IMPORTS_TORCH.search(text) is not None
+    )
 
 
 def parse(source: Source) -> ast.Module:
@@ -78,10 +90,14 @@ def lint_source(
     rules: RuleSet | None = None,
     tree: ast.Module | None = None,
     honour_noqa: bool = True,
+    prefiltered: bool = False,
 ) -> list[Finding]:
-    """Findings for one file's text, sorted by position. Raises ParseError."""
+    """Findings for one file's text, sorted by position. Raises ParseError.
+
+    ``prefiltered``: the caller has seen :func:`needs_parse` say yes for this text.
+    """
     rules = rules or select_rules(settings)
-    if not needs_parse(source.text, rules):
+    if not prefiltered and not needs_parse(source.text, rules):
         return []
     if tree is None:
         tree = parse(source)
@@ -104,7 +120,7 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
         for attribute in dir(instance):
             if attribute.startswith("visit_"):
                 handlers.setdefault(attribute[len("visit_"):], []).append(getattr(instance, attribute))
-    interpreter = Interpreter(facts, listener=None)
+    interpreter = Interpreter(facts, listener=None, walks=_scopes_to_walk(source, facts.aliases, rules))
     context = Context(source, facts, interpreter, settings, rules.codes)
 
     def listener(node: ast.AST, state: object) -> None:
@@ -124,6 +140,24 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
         sys.setrecursionlimit(limit)
     unique = {(f.code, f.start, f.end): f for f in context.findings}
     return sorted(unique.values(), key=lambda finding: finding.sort_key)
+
+
+def _scopes_to_walk(source: Source, aliases: dict[str, str], rules: RuleSet) -> Callable[[ast.AST], bool] | None:
+    """Whether a function or class has a trigger written in it; the others are not walked.
+
+    Rules report only where one of their triggers is written (a file without any is not
+    even parsed), so walking what holds none cannot find anything. Module-level statements
+    are always walked: functions start from the module's names.
+    """
+    if rules.triggers is None:
+        return None
+    trigger_lines = rules.triggers.lines(source.normalized, aliases)
+
+    def walks(node: ast.AST) -> bool:
+        index = bisect_left(trigger_lines, node.lineno)  # type: ignore[attr-defined]
+        return index < len(trigger_lines) and trigger_lines[index] <= node.end_lineno  # type: ignore[attr-defined]
+
+    return walks
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:

@@ -15,8 +15,10 @@ attributes assigned in ``__init__`` and the class hierarchy of the file.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
@@ -39,6 +41,7 @@ from flake8_tensorconv.values import (
 )
 
 Env = dict[str, Value]
+_T = TypeVar("_T")
 _STRING = Value(kind=Kind.STRING, grad=Grad.NO)
 # torch's defaults for Python literals differ from NumPy's.
 _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
@@ -51,10 +54,31 @@ _MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", 
 _DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
 
 
+# Fields that hold statements (or except/case clauses), in the order ast.walk visits them.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_STATEMENT_FIELDS_OF: dict[type, tuple[str, ...]] = {}
+
+
+def iter_statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every statement in it, in ``ast.walk``'s order, without entering expressions.
+
+    Expressions hold no statements, and they are most of a tree's nodes.
+    """
+    queue: deque[ast.AST] = deque([tree])
+    while queue:
+        node = queue.popleft()
+        fields = _STATEMENT_FIELDS_OF.get(type(node))
+        if fields is None:
+            fields = _STATEMENT_FIELDS_OF[type(node)] = tuple(name for name in _STATEMENT_FIELDS if name in node._fields)
+        for name in fields:
+            queue.extend(getattr(node, name))
+        yield node
+
+
 def collect_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> qualified name for every import in the file."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in iter_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -76,9 +100,9 @@ class FileFacts:
     aliases: dict[str, str]
     module_classes: set[str] = field(default_factory=set)
     # class name -> attribute name -> value assigned in __init__ (modules, parameters).
-    class_attributes: dict[str, dict[str, Value]] = field(default_factory=dict)
+    class_attributes: Mapping[str, dict[str, Value]] = field(default_factory=dict)
     # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
-    class_members: dict[str, set[str]] = field(default_factory=dict)
+    class_members: Mapping[str, set[str]] = field(default_factory=dict)
 
     @property
     def imports_torch(self) -> bool:
@@ -93,9 +117,40 @@ class FileFacts:
         return None
 
 
+class PerClass(Mapping[str, _T]):
+    """Class name -> a fact about the class, worked out the first time it is asked for.
+
+    Most classes of a file are never asked about: only methods that are walked are.
+    """
+
+    def __init__(self, names: Iterable[str], compute: Callable[[str], _T]) -> None:
+        self._names = frozenset(names)
+        self._compute = compute
+        self._known: dict[str, _T] = {}
+        self._computing: set[str] = set()
+
+    def __getitem__(self, name: str) -> _T:
+        if name not in self._known:
+            # Asked again while working it out (a class nested in its own __init__): not known yet.
+            if name not in self._names or name in self._computing:
+                raise KeyError(name)
+            self._computing.add(name)
+            try:
+                self._known[name] = self._compute(name)
+            finally:
+                self._computing.discard(name)
+        return self._known[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 def analyze_file_facts(tree: ast.Module) -> FileFacts:
     facts = FileFacts(tree=tree, aliases=collect_aliases(tree))
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    classes = [node for node in iter_statements(tree) if isinstance(node, ast.ClassDef)]
     # nn.Module subclasses, following bases defined in this file.
     changed = True
     while changed:
@@ -111,18 +166,27 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
                     facts.module_classes.add(cls.name)
                     changed = True
                     break
+    by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
-        members = facts.class_members.setdefault(cls.name, set())
-        for statement in cls.body:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                members.add(statement.name)
-                members.update(_instance_attributes(statement))
-            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
-                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                members.update(t.id for t in targets if isinstance(t, ast.Name))
-        if cls.name in facts.module_classes:
-            facts.class_attributes[cls.name] = _init_attributes(cls, facts)
+        by_name.setdefault(cls.name, []).append(cls)
+    facts.class_members = PerClass(by_name, lambda name: set().union(*map(_class_members, by_name[name])))
+    # A name defined twice: the last definition in walk order wins.
+    facts.class_attributes = PerClass(
+        (name for name in by_name if name in facts.module_classes), lambda name: _init_attributes(by_name[name][-1], facts)
+    )
     return facts
+
+
+def _class_members(cls: ast.ClassDef) -> set[str]:
+    members: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members.add(statement.name)
+            members.update(_instance_attributes(statement))
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            members.update(t.id for t in targets if isinstance(t, ast.Name))
+    return members
 
 
 def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -171,9 +235,12 @@ Listener = Callable[[ast.AST, State], None]
 
 
 class Interpreter:
-    def __init__(self, facts: FileFacts, listener: Listener | None) -> None:
+    def __init__(self, facts: FileFacts, listener: Listener | None, walks: Callable[[ast.AST], bool] | None = None) -> None:
         self.facts = facts
         self.listener = listener
+        # Whether to walk the body of a function or class (None: all of them). A body that is
+        # not walked changes nothing outside it: a def binds its name, its decorators are evaluated.
+        self.walks = walks
         self.values: dict[int, Value] = {}
         self.state = State(env={}, grad_enabled=True, function=facts.tree, class_name=None)
         self.attribute_stores: list[tuple[str, Value]] = []
@@ -183,6 +250,8 @@ class Interpreter:
         self.walk_body(self.facts.tree.body)
 
     def walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> None:
+        if self.walks is not None and not self.walks(node):
+            return
         outer = self.state
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         for decorator in node.decorator_list:
@@ -231,6 +300,9 @@ class Interpreter:
     def stmt_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
             self.eval(base)
+        if self.walks is not None and not self.walks(node):
+            self.state.env[node.name] = OTHER
+            return
         outer = self.state
         self.state = State(env={}, grad_enabled=True, function=node, class_name=node.name)
         try:

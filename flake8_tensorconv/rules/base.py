@@ -26,7 +26,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
-    # Substrings of which at least one must occur in a file for the rule to matter.
+    # What must be written where the rule reports: text (`.numpy(`, `Tensor(`; identifiers match
+    # whole) or a qualified call (`numpy.sum(`: `np.sum(`, or `sum(` imported from numpy). Files
+    # without any are not parsed, and functions and classes without any are not walked.
     triggers: ClassVar[tuple[str, ...]]
     default_enabled: ClassVar[bool] = True
     # "safe", "unsafe", "sometimes" (depends on evidence) or "none".

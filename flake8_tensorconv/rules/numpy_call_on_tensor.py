@@ -106,7 +106,7 @@ class NumpyCallOnTensor(Rule):
         "`{function}(..., copy=False)` of a tensor always raises ValueError on NumPy 2 "
         "(torch's `__array__` cannot promise not to copy); use `np.asarray(...)`"
     )
-    triggers = tuple(sorted(f"{name.rpartition('.')[2]}(" for name in (*_CONVERTERS, *_SEQUENCE_REDUCTIONS)))
+    triggers = tuple(sorted(f"numpy.{name}(" for name in (*_CONVERTERS, *_SEQUENCE_REDUCTIONS)))
     fix_safety = "safe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

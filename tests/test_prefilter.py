@@ -1,0 +1,103 @@
+"""What the engine skips must not change what it finds: the prefilter, the qualified triggers, the pruned walk."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from flake8_tensorconv import engine
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.engine import lint_source, needs_parse, rule_set, select_rules
+from flake8_tensorconv.inference import iter_statements
+from flake8_tensorconv.prefilter import Triggers
+from flake8_tensorconv.rules import ALL_RULES
+from flake8_tensorconv.source import Source, read_source
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL = rule_set(frozenset(rule.code for rule in ALL_RULES))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import torch\ny = x.data\n", True),
+        ("import torch\ny = x.dataset\n", False),
+        ("import torch\np = x.data_ptr()\n", False),
+        ("import torch\nt = torch.Tensor(3)\n", True),
+        ("import torch\nt = FakeTensor(3)\n", False),
+        ("x = y.numpy()\n", False),  # no torch at all
+        ("import torchvision\nx = y.numpy()\n", False),  # names torch only as a prefix
+        ("from torch import nn\nx = y.numpy()\n", True),
+        ("import os, torch\nx = y.numpy()\n", True),
+        ("from fastai.basics import *\nx = torch.ones(3).numpy()\n", True),  # a star import may re-export torch
+        ("# torch\nx = y.numpy()\n", False),
+    ],
+)
+def test_prefilter(text, expected):
+    assert needs_parse(text, ALL) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import numpy as np\nnp.sum(t)\n", True),
+        ("import numpy\nnumpy.sum(t)\n", True),
+        ("import numpy as np\nsum(t)\n", False),  # the builtin
+        ("import numpy as np\nt.sum()\n", False),  # the tensor method
+        ("from numpy import sum\nsum(t)\n", True),
+        ("from numpy import sum as total\ntotal(t)\n", True),
+        ("from numpy import mean\nsum(t)\n", False),
+        ("from numpy import (\n    sum,\n)\nsum(t)\n", True),  # cannot read the names: any may be imported
+        ("import numpy.testing as npt\nnpt.assert_allclose(a, b)\n", True),
+        ("from numpy.testing import assert_allclose\nassert_allclose(a, b)\n", True),
+        ("sum(t)\n", False),
+    ],
+)
+def test_qualified_triggers_follow_the_imports(text, expected):
+    triggers = Triggers(["numpy.sum(", "numpy.testing.assert_allclose("])
+    assert triggers.in_file(text) is expected
+
+
+def test_trigger_lines_allow_spacing_and_renamed_imports():
+    triggers = Triggers([".numpy(", "Tensor(", "numpy.sum("])
+    text = "import numpy as np\nfrom torch import Tensor as T\nx = a .numpy ()\ny = T(3)\nz = np . sum(x)\nw = sum(x)\n"
+    assert triggers.lines(text, {"np": "numpy", "T": "torch.Tensor"}) == [3, 4, 5]
+
+
+def test_statements_come_in_ast_walk_order():
+    for path in sorted((ROOT / "flake8_tensorconv").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        expected = [node for node in ast.walk(tree) if isinstance(node, (ast.Module, ast.stmt, ast.excepthandler, ast.match_case))]
+        assert list(iter_statements(tree)) == expected, path
+
+
+def _corpus() -> list[Path]:
+    files = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").rglob("*.py"))
+    return [path for path in files if needs_parse(read_source(str(path)).text, select_rules(Settings(select=("ALL",))))]
+
+
+def test_walking_only_functions_with_triggers_finds_what_walking_everything_finds(monkeypatch):
+    files = _corpus()
+    assert len(files) > 10
+    settings = Settings(select=("ALL",))
+    pruned = {path: lint_source(read_source(str(path)), settings) for path in files}
+    monkeypatch.setattr(engine, "_scopes_to_walk", lambda *args: None)
+    full = {path: lint_source(read_source(str(path)), settings) for path in files}
+    assert pruned == full
+    assert sum(map(len, full.values())) > 10
+
+
+def test_a_function_without_triggers_is_not_walked_but_binds_its_name():
+    text = (
+        "import torch\n\n"
+        "w = torch.ones(3, requires_grad=True)\n\n"
+        "def helper():\n"
+        "    w = torch.zeros(3)\n"
+        "    return w\n\n"
+        "def convert():\n"
+        "    return w.numpy()\n"
+    )
+    findings = lint_source(Source(text=text), Settings())
+    assert [(finding.code, finding.start.line) for finding in findings] == [("TCV101", 10)]
