@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=int, metavar="N", help="files checked in parallel (default: all cores)")
     check.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.tensorconv] from (default: the nearest one)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the cache in .tensorconv_cache/")
     check.add_argument(
         "--no-default-path",
         action="store_true",
@@ -110,6 +111,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from flake8_tensorconv.cache import Cache, project_root
     from flake8_tensorconv.files import discover
     from flake8_tensorconv.output import FORMATTERS, Report
     from flake8_tensorconv.runner import Mode, check_files, default_jobs
@@ -123,7 +125,10 @@ def _check(args: argparse.Namespace) -> int:
         print(f"tensorconv: error: {missing}: no such file or directory", file=sys.stderr)
         status = EXIT_ERROR
     mode = Mode(fix=args.fix and not args.diff, unsafe_fixes=args.unsafe_fixes, diff=args.diff)
-    results = check_files(discovery.files, settings, mode, args.jobs or default_jobs())
+    cache = None if args.no_cache else Cache(project_root(args.config), settings)
+    results = check_files(discovery.files, settings, mode, args.jobs or default_jobs(), cache)
+    if cache is not None and cache.write_error:
+        print(f"tensorconv: warning: {cache.write_error} (--no-cache turns the cache off)", file=sys.stderr)
 
     reports: list[Report] = []
     fixed = 0

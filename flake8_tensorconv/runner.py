@@ -1,17 +1,22 @@
-"""Check files on disk: read, lint or fix, write back; in parallel when asked."""
+"""Check files on disk: read, lint or fix, write back; in parallel, and from the cache, when asked."""
 
 from __future__ import annotations
 
-import difflib
+import functools
 import os
+import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from flake8_tensorconv.cache import Cache, codes_key, content_digest
 from flake8_tensorconv.config import Settings
-from flake8_tensorconv.engine import ParseError, fix_source, lint_source, needs_parse, select_rules
+from flake8_tensorconv.engine import ParseError, fix_source, fixable, lint_source, needs_parse, select_rules
 from flake8_tensorconv.findings import Finding, Position
 from flake8_tensorconv.source import SourceError, decode, write_atomically
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 UNPARSABLE = "TCV001"
 
@@ -31,6 +36,9 @@ class FileResult:
     dropped_fixes: list[Finding] = field(default_factory=list)
     diff: str = ""
     error: str | None = None  # an internal error: the file was not checked
+    # The content hash of the file that ``findings`` describe (after a fix was written), or
+    # None where they describe no file on disk: they may then not be cached.
+    digest: str | None = None
 
 
 def check_file(path: str, settings: Settings, mode: Mode) -> FileResult:
@@ -48,11 +56,13 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-        source = decode(raw)
     except OSError as error:
         if unparsable_enabled:
             result.findings.append(_unparsable(f"cannot read: {error.strerror or error}", Position(1, 0)))
         return
+    result.digest = content_digest(raw)
+    try:
+        source = decode(raw)
     except SourceError as error:
         if unparsable_enabled:
             result.findings.append(_unparsable(str(error), error.position))
@@ -66,15 +76,19 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
             result.fixed = len(fixed.applied)
             result.dropped_fixes = fixed.dropped
             if fixed.text != source.text:
+                result.digest = None  # the findings are those of the fixed text
                 if mode.diff:
                     result.diff = unified_diff(path, source.text, fixed.text)
                 else:
+                    fixed_bytes = source.encode(fixed.text)
                     try:
-                        write_atomically(path, source.encode(fixed.text))
+                        write_atomically(path, fixed_bytes)
                     except OSError as error:
                         result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
+                    else:
+                        result.digest = content_digest(fixed_bytes)
         else:
-            result.findings = lint_source(source, settings, rules)
+            result.findings = lint_source(source, settings, rules, prefiltered=True)
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
@@ -88,19 +102,104 @@ def _unparsable(reason: str, position: Position) -> Finding:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
     )
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def check_files(paths: Sequence[str], settings: Settings, mode: Mode, jobs: int) -> list[FileResult]:
-    jobs = max(1, min(jobs, len(paths)))
+def check_files(
+    paths: Sequence[str], settings: Settings, mode: Mode, jobs: int, cache: Cache | None = None
+) -> list[FileResult]:
+    """Results in the order of ``paths``: from the cache where it has them, else checked in ``jobs`` processes."""
+    results: list[FileResult | None] = [None] * len(paths)
+    pending: list[tuple[int, int]] = []  # (index in paths, size in bytes)
+    for index, path in enumerate(paths):
+        cached, size = _from_cache(path, settings, mode, cache) if cache is not None else (None, _size(path))
+        if cached is not None:
+            results[index] = cached
+        else:
+            pending.append((index, size))
+    for index, result in _run(pending, paths, settings, mode, jobs):
+        results[index] = result
+        if cache is not None and result.digest is not None and result.error is None:
+            cache.put(result.path, result.digest, _codes(settings, result.path), result.findings)
+    if cache is not None:
+        cache.save()
+    return results  # type: ignore[return-value]
+
+
+def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache) -> tuple[FileResult | None, int]:
+    """The cached result for the file as it is now (None on a miss), and its size."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None, 0  # checking it reports why
+    digest = content_digest(raw)
+    findings = cache.get(path, digest, _codes(settings, path))
+    if findings is None:
+        return None, len(raw)
+    if (mode.fix or mode.diff) and any(fixable(finding, mode.unsafe_fixes) for finding in findings):
+        return None, len(raw)  # a fix to make: only the engine can make it
+    return FileResult(path=path, findings=findings, digest=digest), len(raw)
+
+
+def _codes(settings: Settings, path: str) -> str:
+    return codes_key(select_rules(settings, path).codes)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+# A task sent to a worker holds files of about this many bytes together (or one bigger file):
+# few enough tasks that sending them costs little, small enough that the workers end together.
+_TASK_BYTES = 256 * 1024
+
+
+def _run(
+    pending: list[tuple[int, int]], paths: Sequence[str], settings: Settings, mode: Mode, jobs: int
+) -> list[tuple[int, FileResult]]:
+    # Biggest first, so that no worker is left with a big file at the end while the others idle.
+    pending = sorted(pending, key=lambda item: item[1], reverse=True)
+    tasks: list[list[int]] = []
+    task_bytes = _TASK_BYTES
+    for index, size in pending:
+        if task_bytes + size > _TASK_BYTES:
+            tasks.append([])
+            task_bytes = 0
+        tasks[-1].append(index)
+        task_bytes += size
+    jobs = max(1, min(jobs, len(tasks)))
+    check = functools.partial(_check_task, settings=settings, mode=mode)
     if jobs == 1:
-        return [check_file(path, settings, mode) for path in paths]
-    chunk = max(1, len(paths) // (jobs * 8))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(check_file, paths, [settings] * len(paths), [mode] * len(paths), chunksize=chunk))
+        done = [check([paths[index] for index in task]) for task in tasks]
+    else:
+        from concurrent.futures import ProcessPoolExecutor  # a tenth of a second to import: only when used
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_process_context()) as pool:
+            done = list(pool.map(check, [[paths[index] for index in task] for task in tasks]))
+    return [(index, result) for task, results in zip(tasks, done) for index, result in zip(task, results)]
+
+
+def _check_task(paths: list[str], settings: Settings, mode: Mode) -> list[FileResult]:
+    return [check_file(path, settings, mode) for path in paths]
+
+
+def _process_context() -> BaseContext:
+    import multiprocessing
+
+    # Forking starts a worker in milliseconds with the rules already imported; elsewhere
+    # (macOS, Windows) fork is unsafe or missing, and the platform's default is used.
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
 
 
 def default_jobs() -> int:

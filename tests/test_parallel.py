@@ -1,0 +1,84 @@
+"""Checking files in several processes gives exactly what one process gives, in the same order."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.runner import Mode, check_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SNIPPETS = [
+    "import torch\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.ones(1, 3))\narr = out.numpy()\n",
+    "import torch\nimport numpy as np\n\nt = torch.Tensor(np.arange(3))\n",
+    "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.cpu().detach()\n",
+    "import torch\n\nx = torch.ones(3)\narr = x.numpy()\n",
+    "print('no trigger here')\n",
+    "import torch\nx = torch.ones(3).numpy(\n",  # unparsable: TCV001
+    "import torch\nw = torch.nn.Linear(2, 2).weight\nv = w.data.numpy()\n",
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """Many files of very different sizes (the scheduler groups small ones and sorts by size)."""
+    root = tmp_path_factory.mktemp("parallel")
+    rng = random.Random(7)
+    for index in range(60):
+        folder = root / f"pkg{index % 4}"
+        folder.mkdir(exist_ok=True)
+        snippet = SNIPPETS[index % len(SNIPPETS)]
+        padding = "\n".join(f"def f{n}(a):\n    return a + {n}\n" for n in range(rng.choice([0, 5, 100, 600])))
+        (folder / f"m{index:02}.py").write_text(snippet + "\n" + padding + "\n")
+    (root / "latin.py").write_bytes(b"# -*- coding: ascii -*-\nimport torch\nx = '\xe9'.numpy()\n")
+    return root
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_cli_output_is_the_same_with_one_two_and_three_jobs(tensorconv, project, output_format):
+    runs = [tensorconv("check", "--no-cache", "-j", str(jobs), "--output-format", output_format, ".", cwd=project) for jobs in (1, 2, 3)]
+    assert runs[0].returncode == 1
+    assert runs[0].stdout.count("TCV") > 20
+    for other in runs[1:]:
+        assert (other.stdout, other.stderr, other.returncode) == (runs[0].stdout, runs[0].stderr, runs[0].returncode)
+
+
+def test_diff_is_the_same_in_parallel(tensorconv, project):
+    serial = tensorconv("check", "--no-cache", "-j1", "--diff", "--unsafe-fixes", ".", cwd=project)
+    parallel = tensorconv("check", "--no-cache", "-j2", "--diff", "--unsafe-fixes", ".", cwd=project)
+    assert serial.stdout.startswith("---")
+    assert (parallel.stdout, parallel.stderr) == (serial.stdout, serial.stderr)
+
+
+def test_results_come_back_in_the_order_of_the_paths(project):
+    paths = sorted(str(path) for path in project.rglob("*.py"))
+    random.Random(3).shuffle(paths)
+    serial = check_files(paths, Settings(), Mode(), jobs=1)
+    parallel = check_files(paths, Settings(), Mode(), jobs=2)
+    assert [result.path for result in parallel] == paths
+    assert parallel == serial
+
+
+def test_fixes_in_parallel_write_what_one_process_writes(tmp_path, project):
+    copies = []
+    for jobs in (1, 2):
+        target = tmp_path / f"j{jobs}"
+        target.mkdir()
+        for path in sorted(project.rglob("*.py")):
+            (target / path.relative_to(project).as_posix().replace("/", "_")).write_bytes(path.read_bytes())
+        paths = sorted(str(path) for path in target.glob("*.py"))
+        results = check_files(paths, Settings(), Mode(fix=True, unsafe_fixes=True), jobs=jobs)
+        copies.append(({Path(p).name: Path(p).read_bytes() for p in paths}, [(r.fixed, r.findings) for r in results]))
+    assert copies[0] == copies[1]
+    assert sum(fixed for fixed, _ in copies[0][1]) > 5
+
+
+def test_the_fixtures_folder_lints_the_same_in_parallel(tensorconv):
+    serial = tensorconv("check", "--no-cache", "-j1", "--output-format", "json", "fixtures", cwd=ROOT)
+    parallel = tensorconv("check", "--no-cache", "-j2", "--output-format", "json", "fixtures", cwd=ROOT)
+    assert serial.stdout.startswith("[")
+    assert (parallel.stdout, parallel.returncode) == (serial.stdout, serial.returncode)
