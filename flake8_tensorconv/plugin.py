@@ -44,7 +44,12 @@ class TensorConvChecker:
         from flake8_tensorconv.rules import ALL_RULES
 
         cls.settings = Settings(select=("ALL",), fix_style=getattr(options, "tensorconv_fix_style", "detach-cpu"))
-        cls.enabled = _codes_flake8_reports([rule.code for rule in ALL_RULES], options)
+        enabled = _codes_flake8_reports([rule.code for rule in ALL_RULES], options)
+        if enabled is not None:
+            # As in the CLI, an opt-in rule runs only when its full code is selected (`--select=TCV` keeps it off).
+            named = _named_in_full(options)
+            enabled = frozenset(code for code in enabled if code in named or any(r.code == code and r.default_enabled for r in ALL_RULES))
+        cls.enabled = enabled
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from flake8_tensorconv.engine import rule_set
@@ -76,6 +81,11 @@ def _all_codes() -> list[tuple[str, bool]]:
     from flake8_tensorconv.rules import ALL_RULES
 
     return [(rule.code, rule.default_enabled) for rule in ALL_RULES]
+
+
+def _named_in_full(options: argparse.Namespace) -> frozenset[str]:
+    """The codes written out in full in flake8's select and extend-select options."""
+    return frozenset(code.strip().upper() for option in ("select", "extend_select") for code in getattr(options, option, None) or ())
 
 
 def _codes_flake8_reports(codes: list[str], options: argparse.Namespace) -> frozenset[str] | None:

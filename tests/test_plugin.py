@@ -40,7 +40,15 @@ def test_flake8_and_the_cli_agree_on_every_fixture(flake8, tensorconv):
         for fixture in all_fixtures()
         for line, code in fixture.expected_findings
     }
-    assert {(path.lstrip("./"), line, code) for path, line, _, code in flake8_findings} == expected
+    # A fixture's markers are what the default rules and its own rule report (as test_fixtures_lint reads
+    # it): the strict opt-in twins (TCV111/TCV112) also fire on other rules' examples of unknown provenance.
+    default_on = {rule.code for rule in ALL_RULES if rule.default_enabled}
+    shown = {
+        (path.lstrip("./"), line, code)
+        for path, line, _, code in flake8_findings
+        if code in default_on or path.lstrip("./").startswith(f"{code}/")
+    }
+    assert shown == expected
 
 
 def test_opt_in_rules_are_off_by_default_in_flake8(flake8, tmp_path):
