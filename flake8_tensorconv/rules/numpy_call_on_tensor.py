@@ -50,11 +50,13 @@ class _Conversion:
 class NumpyCallOnTensor(Rule):
     """
     ## What it does
-    Flags NumPy functions that convert their arguments to arrays (`np.asarray`,
-    `np.array`, `np.concatenate`, `np.stack`, `np.testing.assert_allclose`,
-    `np.allclose`, `np.save`, `np.nanmean`, ...) given a tensor, or a list of
-    tensors, that may require grad or live on a GPU; and `np.array(t, copy=False)`
-    on any tensor.
+    Flags NumPy conversions (`np.asarray(t)`, `np.array(t)`, `np.concatenate([t, ...])`
+    and friends) of a tensor that may require grad or live on a GPU, and
+    `np.array(t, copy=False)` of any tensor. The friends are the functions that
+    turn their arguments into arrays: `np.stack`, `np.vstack`, `np.hstack`,
+    `np.testing.assert_allclose`, `np.allclose`, `np.isclose`, `np.save`,
+    `np.savetxt`, `np.nanmean`, `np.median`, ...; a list of tensors (a list
+    display, a comprehension, a list built with `.append`) counts as well.
 
     ## Why is this bad?
     NumPy converts a tensor through `Tensor.__array__`, which calls `.numpy()`,

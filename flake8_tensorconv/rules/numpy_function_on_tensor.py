@@ -48,10 +48,11 @@ _UFUNCS = {**_UNARY_UFUNCS, **_BINARY_UFUNCS, **_TENSOR_PAIR_UFUNCS}
 class NumpyFunctionOnTensor(Rule):
     """
     ## What it does
-    Flags NumPy reductions called on a tensor (`np.sum(t)`, `np.mean`, `np.max`,
-    `np.min`, `np.std`, `np.var`, `np.prod`, `np.any`, `np.all`, `np.amax`,
-    `np.amin`) and NumPy ufuncs applied to a tensor (`np.isnan(t)`, `np.exp(t)`,
-    `np.greater(t, 0)`, ...).
+    Flags NumPy reductions and ufuncs called on a tensor (`np.sum(t)`,
+    `np.isnan(t)`). The reductions are `np.sum`, `np.mean`, `np.max`, `np.min`,
+    `np.std`, `np.var`, `np.prod`, `np.any`, `np.all`, `np.amax` and `np.amin`; the
+    ufuncs are those with a torch counterpart (`np.isnan`, `np.exp`, `np.sqrt`,
+    `np.greater`, `np.maximum`, ...).
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's
