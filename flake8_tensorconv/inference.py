@@ -43,6 +43,10 @@ from flake8_tensorconv.values import (
 Env = dict[str, Value]
 _T = TypeVar("_T")
 _STRING = Value(kind=Kind.STRING, grad=Grad.NO)
+# Values of other array and data libraries (TensorFlow, JAX, PIL, pandas, ONNX Runtime...), and
+# whatever their methods, attributes and items give: never a torch tensor.
+_FOREIGN_FACT = "foreign"
+_FOREIGN = Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({_FOREIGN_FACT}))
 # torch's defaults for Python literals differ from NumPy's.
 _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 # Tensor layouts and lazy views that .numpy() refuses (TCV107).
@@ -52,6 +56,10 @@ _SHAPE = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=NUMBER)
 # nn.Module methods that cast the parameters in place (and return the module).
 _MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
 _DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
+# Annotations (``typing`` and builtin spellings, lower-cased) of containers: not a tensor themselves.
+_CONTAINER_ANNOTATIONS = frozenset(
+    "list tuple sequence iterable iterator collection set frozenset dict mapping mutablemapping ordereddict defaultdict".split()
+)
 
 
 # Fields that hold statements (or except/case clauses), in the order ast.walk visits them.
@@ -78,6 +86,7 @@ def iter_statements(tree: ast.Module) -> Iterator[ast.AST]:
 def collect_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> qualified name for every import in the file."""
     aliases: dict[str, str] = {}
+    star = False
     for node in iter_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -86,10 +95,42 @@ def collect_aliases(tree: ast.Module) -> dict[str, str]:
                 else:
                     top = alias.name.partition(".")[0]
                     aliases[top] = top
+        elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            star = True
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    if star:
+        aliases.update(_star_exports(tree, aliases))
     return aliases
+
+
+# What a package that re-exports torch (``from fastai.basics import *``) provides under its usual names.
+_STAR_EXPORTS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor", "np": "numpy"}
+
+
+def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Names that can only come from a star import: read in the file but bound nowhere in it.
+
+    If ``torch`` is one of them, the star import re-exports torch, and with it the usual aliases.
+    """
+    loaded: set[str] = set()
+    bound = set(aliases)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.partition(".")[0])
+    free = loaded - bound
+    if "torch" not in free:
+        return {}
+    return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
 
 
 @dataclass
@@ -99,6 +140,12 @@ class FileFacts:
     tree: ast.Module
     aliases: dict[str, str]
     module_classes: set[str] = field(default_factory=set)
+    # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
+    plain_classes: set[str] = field(default_factory=set)
+    # Module-level functions defined once (undecorated, or only switching grad mode), and what
+    # calls to them return, worked out when first called.
+    helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    helper_returns: dict[str, Value] = field(default_factory=dict)
     # class name -> attribute name -> value assigned in __init__ (modules, parameters).
     class_attributes: Mapping[str, dict[str, Value]] = field(default_factory=dict)
     # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
@@ -169,12 +216,67 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)
+    facts.plain_classes = _plain_classes(by_name, facts)
+    facts.helpers = _helpers(tree, facts)
     facts.class_members = PerClass(by_name, lambda name: set().union(*map(_class_members, by_name[name])))
     # A name defined twice: the last definition in walk order wins.
     facts.class_attributes = PerClass(
         (name for name in by_name if name in facts.module_classes), lambda name: _init_attributes(by_name[name][-1], facts)
     )
     return facts
+
+
+# Bases that make no tensor: builtins and typing/abc/enum helpers.
+_PLAIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "ValueError", "RuntimeError"})
+_PLAIN_BASE_QUALNAMES = frozenset(
+    {"typing.NamedTuple", "typing.Generic", "typing.Protocol", "abc.ABC", "enum.Enum", "enum.IntEnum", "dataclasses.dataclass"}
+)
+
+
+def _plain_classes(by_name: dict[str, list[ast.ClassDef]], facts: FileFacts) -> set[str]:
+    """Classes defined once in this file whose bases (followed within the file) are all plain.
+
+    A base imported from elsewhere may derive from torch.Tensor, so it makes the class unknown.
+    """
+    plain: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, definitions in by_name.items():
+            if name in plain or len(definitions) != 1 or name in facts.module_classes:
+                continue
+            bases = [base.value if isinstance(base, ast.Subscript) else base for base in definitions[0].bases]
+            if all(_is_plain_base(base, plain, facts) for base in bases):
+                plain.add(name)
+                changed = True
+    return plain
+
+
+def _helpers(tree: ast.Module, facts: FileFacts) -> dict[str, ast.FunctionDef]:
+    """Module-level functions whose return value a call can be given: defined once, no other decorator
+    than a grad-mode switch, not a generator."""
+    definitions: dict[str, list[ast.stmt]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definitions.setdefault(statement.name, []).append(statement)
+    helpers = {}
+    for name, nodes in definitions.items():
+        node = nodes[0]
+        if len(nodes) != 1 or not isinstance(node, ast.FunctionDef):
+            continue
+        decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+        if any(facts.qualname(d) not in K.GRAD_MODE_SWITCHES and facts.qualname(d) not in K.SET_GRAD_ENABLED for d in decorators):
+            continue
+        if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(node)):
+            continue
+        helpers[name] = node
+    return helpers
+
+
+def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
+    if isinstance(base, ast.Name) and base.id not in facts.aliases:
+        return base.id in _PLAIN_BASES or base.id in plain
+    return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
 
 
 def _class_members(cls: ast.ClassDef) -> set[str]:
@@ -244,6 +346,12 @@ class Interpreter:
         self.values: dict[int, Value] = {}
         self.state = State(env={}, grad_enabled=True, function=facts.tree, class_name=None)
         self.attribute_stores: list[tuple[str, Value]] = []
+        # Parameters hold what callers pass (maybe requiring grad, maybe on a GPU); not so when
+        # summarising a helper, whose result must not depend on what one caller passes.
+        self.caller_params = True
+        # While summarising a helper: the helper and the values its return statements give.
+        self.summary_of: ast.FunctionDef | None = None
+        self.returns: list[Value] = []
 
     # ----------------------------------------------------------------- entry points
     def walk_module(self) -> None:
@@ -261,8 +369,12 @@ class Interpreter:
         env: Env = {name: value for name, value in outer.env.items()} if class_name is None else {}
         args = node.args
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        bound_first = class_name is not None and not _is_staticmethod(node)
         for index, arg in enumerate(all_args):
-            env[arg.arg] = self._annotation_value(arg.annotation)
+            if (index == 0 and bound_first) or not self.caller_params:
+                env[arg.arg] = self._annotation_value(arg.annotation)  # self / cls: not a caller's tensor
+            else:
+                env[arg.arg] = _caller_supplied(self._annotation_value(arg.annotation))
             if index == 0 and class_name and arg.arg == "self" and class_name in self.facts.module_classes:
                 env["self"] = Value(kind=Kind.MODULE, grad=Grad.NO, facts=frozenset({"parametrized", "self"}))
         for arg in (args.vararg, args.kwarg):
@@ -337,6 +449,9 @@ class Interpreter:
             self.state.env[node.target.id] = self._binary(left, right, in_place=True)
         else:
             self.eval_target_parts(node.target)
+            key = _attribute_key(node.target)
+            if key is not None and key in self.state.env:
+                self.state.env[key] = self._binary(self.state.env[key], right, in_place=True)
 
     def stmt_Expr(self, node: ast.Expr) -> None:
         self.eval(node.value)
@@ -374,9 +489,34 @@ class Interpreter:
             # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
             self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
 
+    def stmt_Assert(self, node: ast.Assert) -> None:
+        self.eval(node.test)
+        if node.msg is not None:
+            self.eval(node.msg)
+        self.state.env, _ = self._refine(node.test)  # past the assert its test held
+
     def stmt_Return(self, node: ast.Return) -> None:
         if node.value is not None:
-            self.eval(node.value)
+            value = self.eval(node.value)
+            if self.state.function is self.summary_of:
+                self.returns.append(value)
+
+    def _helper_return(self, name: str) -> Value:
+        """What a call of the module-level helper ``name`` returns, whatever it is given."""
+        known = self.facts.helper_returns.get(name)
+        if known is not None:
+            return known
+        self.facts.helper_returns[name] = UNKNOWN  # a recursive call while summarising
+        summary = Interpreter(self.facts, listener=None)
+        summary.caller_params = False
+        summary.summary_of = self.facts.helpers[name]
+        summary.walk_function(summary.summary_of, class_name=None)
+        value = summary.returns[0] if summary.returns else UNKNOWN
+        for other in summary.returns[1:]:
+            value = join(value, other)
+        value = value.with_(shares_with=None)
+        self.facts.helper_returns[name] = value
+        return value
 
     def stmt_If(self, node: ast.If) -> None:
         self.eval(node.test)
@@ -471,8 +611,12 @@ class Interpreter:
         for target in node.targets:
             if isinstance(target, ast.Name):
                 self.state.env.pop(target.id, None)
+                self._forget_attributes(target.id)
             else:
                 self.eval_target_parts(target)
+                key = _attribute_key(target)
+                if key is not None:
+                    self.state.env.pop(key, None)
 
     def stmt_Global(self, node: ast.stmt) -> None:
         pass
@@ -482,6 +626,7 @@ class Interpreter:
     # ----------------------------------------------------------------- binding
     def bind(self, target: ast.expr, value: Value) -> None:
         if isinstance(target, ast.Name):
+            self._forget_attributes(target.id)
             self.state.env[target.id] = value
             self.values[id(target)] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -498,11 +643,21 @@ class Interpreter:
             self.eval(target.value)
             if isinstance(target.value, ast.Name) and target.value.id == "self":
                 self.attribute_stores.append((target.attr, value))
+            key = _attribute_key(target)
+            if key is not None:
+                self.state.env[key] = value  # `self.x = t.detach()`: read back as such in this function
             self._notify(target)
         elif isinstance(target, ast.Subscript):
             self.eval_target_parts(target)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value)
+
+    def _forget_attributes(self, name: str) -> None:
+        """``name`` is rebound, or a call may change its attributes: what was stored on them no longer holds."""
+        env = self.state.env
+        prefix = name + "."
+        for key in [key for key in env if key.startswith(prefix)]:
+            del env[key]
 
     def eval_target_parts(self, target: ast.expr) -> None:
         """Evaluate the parts of a store target (``a[i]``, ``a.b``) and notify listeners."""
@@ -560,6 +715,9 @@ class Interpreter:
         qualname = self.facts.qualname(node)
         if qualname is not None and not (isinstance(node.value, ast.Name) and node.value.id in self.state.env):
             return self._qualified_value(qualname)
+        key = _attribute_key(node)
+        if key is not None and key in self.state.env:
+            return self.state.env[key]
         return self._attribute(receiver, node)
 
     def _attribute(self, receiver: Value, node: ast.Attribute) -> Value:
@@ -567,6 +725,11 @@ class Interpreter:
         named = receiver.field(name)
         if named is not None:
             return named
+        if _FOREIGN_FACT in receiver.facts:
+            return _FOREIGN
+        if name == "dtype" and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE):
+            # `t.to(other.dtype)` casts; it is no device move.
+            return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype if receiver.kind is Kind.TENSOR else None)
         if receiver.kind is Kind.MODULE and "self" in receiver.facts and self.state.class_name:
             known = self.facts.class_attributes.get(self.state.class_name, {}).get(name)
             if known is not None:
@@ -609,6 +772,8 @@ class Interpreter:
             return container.with_(elements=None, element=None, fields=(), facts=frozenset())
         if container.kind is Kind.NDARRAY:
             return arrays.subscript(container, node.slice)
+        if _FOREIGN_FACT in container.facts:
+            return _FOREIGN
         if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
             return ndarray(facts=frozenset({arrays.NEGATIVE_STRIDE}))
         if container.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
@@ -678,7 +843,7 @@ class Interpreter:
         saved = self.state
         env = dict(saved.env)
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
-            env[arg.arg] = UNKNOWN
+            env[arg.arg] = _caller_supplied(UNKNOWN)
         self.state = State(env=env, grad_enabled=saved.grad_enabled, function=node, class_name=saved.class_name)
         try:
             self.eval(node.body)
@@ -723,8 +888,10 @@ class Interpreter:
             if all(value.kind in (Kind.NUMBER, Kind.STRING, Kind.OTHER) for value in operands):
                 return left if left.kind is right.kind else OTHER
             return UNKNOWN
-        grads = [v.grad if v.kind in (Kind.TENSOR, Kind.UNKNOWN) else Grad.NO for v in operands]
-        devices = [v.device if v.kind in (Kind.TENSOR, Kind.UNKNOWN) else Device.CPU for v in operands]
+        # `t * scale`: a caller's `scale` is no evidence of a tensor that requires grad.
+        tensors = _operands([], operands)
+        grads = [v.grad for v in tensors]
+        devices = [v.device for v in tensors]
         base = left if left.kind is Kind.TENSOR else right
         return tensor(
             any_grad(grads),
@@ -753,6 +920,17 @@ class Interpreter:
 
     # ----------------------------------------------------------------- calls
     def expr_Call(self, node: ast.Call) -> Value:
+        value = self._call(node)
+        # `self.reset()`, `update(state)`: the call may rebind the attributes stored on its receiver or arguments.
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            self._forget_attributes(func.value.id)
+        for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            if isinstance(argument, ast.Name):
+                self._forget_attributes(argument.id)
+        return value
+
+    def _call(self, node: ast.Call) -> Value:
         func = node.func
         receiver: Value | None = None
         if isinstance(func, ast.Attribute):
@@ -773,6 +951,12 @@ class Interpreter:
         callee = self.value_of(func)
         if callee.kind is Kind.MODULE:
             return self._module_output(callee, args)
+        if _FOREIGN_FACT in callee.facts:
+            return _FOREIGN  # a Keras model, an ONNX session's method...
+        if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
+            return self._helper_return(func.id)
+        if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
+            return Value(kind=Kind.OTHER, grad=Grad.NO)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
             facts = frozenset({"parametrized", module_class_fact(func.id)})
             return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=facts)
@@ -803,9 +987,18 @@ class Interpreter:
             return tensor(args[0].grad, args[0].device, args[0].dtype, facts=frozenset({"conj"}))
         if qualname in K.TORCH_FACTORIES:
             return self._factory(qualname, node, args, keywords)
+        if qualname in K.LEGACY_CONSTRUCTORS:
+            return self._legacy_constructor(qualname, node, args, keywords)
         if qualname in K.TORCH_INTEGER_RESULTS:
             devices = [a.device for a in args if a.kind is Kind.TENSOR]
             return tensor(Grad.NO, any_device(devices) if devices else self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+        if qualname in ("torch.promote_types", "torch.result_type", "torch.get_default_dtype"):
+            return Value(kind=Kind.DTYPE, grad=Grad.NO)
+        if qualname.startswith("torch.distributions.") and qualname.rpartition(".")[2][:1].isupper():
+            # A distribution object; what it samples has its parameters' device (Categorical: indices).
+            flat = _operands(args[:1], [*args[1:], *keywords.values()])
+            dtype = "int64" if qualname.rpartition(".")[2] == "Categorical" else None
+            return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({"distribution"}))
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
@@ -821,16 +1014,28 @@ class Interpreter:
             dtype = K.dtype_from_qualname(qualname)
             if dtype is not None:
                 return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
-            tensors = [a for a in [*args, *keywords.values()] if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
             if qualname.startswith(("torch.nn.functional.", "torch.nn.init.")) or qualname.count(".") == 1:
-                flat = _flatten(tensors)
+                # torch.cat((a, b)), torch.stack([...]): the tensors may sit in a sequence argument.
+                inputs = [*args[:1], *(value for key, value in keywords.items() if key in ("input", "tensors"))]
+                others = [*args[1:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
+                flat = _operands(inputs, others)
                 return tensor(any_grad([a.grad for a in flat]), any_device([a.device for a in flat]))
             return UNKNOWN
         if qualname.startswith("numpy."):
             return self._numpy_call(qualname, node, args, keywords)
-        if qualname.rpartition(".")[0] in self.facts.module_classes:
-            return UNKNOWN
+        if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
+            return _FOREIGN
         return UNKNOWN
+
+    def _legacy_constructor(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        source = args[0] if len(args) == 1 else NUMBER
+        if source.kind is Kind.TENSOR:
+            return source.with_(shares_with=None)  # `torch.Tensor(t)` is `t` itself
+        dtype = K.LEGACY_CONSTRUCTORS[qualname] or "float32"
+        if source.kind is Kind.UNKNOWN and source.grad is not Grad.NO:
+            # Data or a tensor: fresh from data, the tensor itself otherwise.
+            return tensor(Grad.UNKNOWN, Device.UNKNOWN if "device" not in keywords else self._device_keyword(node, keywords), dtype)
+        return tensor(Grad.NO, self._device_keyword(node, keywords), dtype)
 
     def _factory(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         name = qualname.rpartition(".")[2]
@@ -930,6 +1135,26 @@ class Interpreter:
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):
             return _element_of(receiver) if name == "pop" else receiver
+        if _FOREIGN_FACT in receiver.facts:
+            return _FOREIGN
+        if kind is Kind.OTHER and "distribution" in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
+            # Distribution.sample runs under no_grad (rsample is the differentiable one).
+            return tensor(Grad.NO, receiver.device, receiver.dtype)
+        if kind is Kind.UNKNOWN:
+            return self._unknown_method(receiver, name, node)
+        return UNKNOWN
+
+    def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
+        """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""
+        if name == "state_dict":
+            # Module and optimizer state: values are detached unless keep_vars=True.
+            keep_vars = _kwarg(node, "keep_vars")
+            grad = Grad.NO if keep_vars is None or _literal_bool(keep_vars) is False else Grad.UNKNOWN
+            return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
+        if name in K.INTEGER_RESULT_METHODS:
+            return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
+        if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
+            return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
 
     def _tensor_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
@@ -976,8 +1201,8 @@ class Interpreter:
         if name in ("chunk", "split", "unbind", "tensor_split"):
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=plain)
         if name in ("masked_fill", "where", "add", "sub", "mul", "div", "matmul", "mm", "bmm", "cat", "index_add", "scatter", "lerp"):
-            flat = _flatten([plain, *args, *keywords.values()])
-            return plain.with_(grad=any_grad([a.grad for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]))
+            flat = _operands([plain], [*args, *keywords.values()])
+            return plain.with_(grad=any_grad([a.grad for a in flat]))
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
@@ -1017,21 +1242,53 @@ class Interpreter:
             return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
         if qualname.startswith(("torch", "numpy")):
             return OTHER
+        if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
+            return _FOREIGN
         return UNKNOWN
 
     def _annotation_value(self, annotation: ast.expr | None) -> Value:
         if annotation is None:
+            return UNKNOWN
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return UNKNOWN
+        members = _union_members(annotation, self.facts)
+        if members is not None:
+            # Optional[Tensor], Tensor | None: a tensor whenever it is used as one. A union with
+            # arrays, numbers or sequences is not known to be a tensor.
+            members = [member for member in members if not _is_none(member)]
+            values = [self._annotation_value(member) for member in members]
+            if values and all(value.kind is Kind.TENSOR for value in values):
+                return values[0]
+            if any(value.kind is Kind.TENSOR for value in values) and all(
+                value.kind in (Kind.TENSOR, Kind.UNKNOWN) and not self._is_container_annotation(member)
+                for member, value in zip(members, values)
+            ):
+                return Value(kind=Kind.TENSOR)
             return UNKNOWN
         qualname = self.facts.qualname(annotation)
         if qualname in K.TENSOR_CLASSES:
             return Value(kind=Kind.TENSOR)
         if qualname in K.NDARRAY_CLASSES:
             return ndarray()
+        array_qualname = self.facts.qualname(annotation.value) if isinstance(annotation, ast.Subscript) else qualname
+        if array_qualname == "numpy.typing.NDArray":
+            return ndarray()
+        if qualname is not None and qualname.startswith("numpy."):
+            return Value(kind=Kind.OTHER, grad=Grad.NO)  # npt.ArrayLike, np.float32: not a tensor
         if isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool"):
             return NUMBER
         if isinstance(annotation, ast.Name) and annotation.id == "str":
             return _STRING
         return UNKNOWN
+
+    def _is_container_annotation(self, annotation: ast.expr) -> bool:
+        """``List[Tensor]``, ``dict``, ``Sequence[float]``...: a container, not a tensor."""
+        container = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        name = (self.facts.qualname(container) or getattr(container, "id", "")).rpartition(".")[2]
+        return name.lower() in _CONTAINER_ANNOTATIONS
 
     def _grad_switch(self, node: ast.expr) -> bool | None:
         """Grad mode inside ``with node:`` or under ``@node``, or None if it does not switch."""
@@ -1118,6 +1375,40 @@ class Interpreter:
             self.listener(node, self.state)
 
 
+def _attribute_key(node: ast.expr) -> str | None:
+    """``self.x`` -> ``"self.x"``: how an attribute stored in a function is kept in its environment."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+def _caller_supplied(value: Value) -> Value:
+    """A parameter: whatever a caller passes, e.g. a model output that requires grad on a GPU."""
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
+        return value.with_(grad=Grad.MAYBE, device=Device.MAYBE)
+    return value
+
+
+def _union_members(annotation: ast.expr, facts: FileFacts) -> list[ast.expr] | None:
+    """The members of ``A | B``, ``Optional[A]`` or ``Union[A, B]``, else None."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return [*(_union_members(annotation.left, facts) or [annotation.left]), *(_union_members(annotation.right, facts) or [annotation.right])]
+    if isinstance(annotation, ast.Subscript):
+        qualname = facts.qualname(annotation.value) or ""
+        if qualname.rpartition(".")[2] in ("Optional", "Union") and qualname.partition(".")[0] in ("typing", "typing_extensions"):
+            index = annotation.slice
+            return list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_staticmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
 def _refined(value: Value, changes: dict[str, object]) -> Value:
     if "kind" in changes and value.kind not in (Kind.UNKNOWN, changes["kind"]):
         return value
@@ -1174,9 +1465,33 @@ def _flatten(values: Iterable[Value]) -> list[Value]:
     flat: list[Value] = []
     for value in values:
         if value.kind is Kind.SEQUENCE:
-            flat.extend(_flatten(value.elements or ([value.element] if value.element else [])))
+            if value.elements is None and value.element is None:
+                flat.append(UNKNOWN)  # items not known: any of them may be a tensor that requires grad
+            else:
+                flat.extend(_flatten(value.elements or ([value.element] if value.element else [])))
         else:
             flat.append(value)
+    return flat
+
+
+def _operands(inputs: Iterable[Value], others: Iterable[Value]) -> list[Value]:
+    """The values an op's result takes its grad and device from.
+
+    Every tensor counts, and so does a value of unknown kind passed as the op's input. Elsewhere
+    (`torch.sum(t, dim)`, `t * scale`, `F.interpolate(t, size=n)`) a value of unknown kind may be a
+    size or a scale: that a caller supplies it is no evidence that it requires grad.
+    """
+    flat = [value for value in _flatten(inputs) if value.kind in (Kind.TENSOR, Kind.UNKNOWN)]
+    for value in _flatten(others):
+        if value.kind is Kind.TENSOR:
+            flat.append(value)
+        elif value.kind is Kind.UNKNOWN:
+            flat.append(
+                value.with_(
+                    grad=Grad.UNKNOWN if value.grad is Grad.MAYBE else value.grad,
+                    device=Device.UNKNOWN if value.device is Device.MAYBE else value.device,
+                )
+            )
     return flat
 
 

@@ -44,6 +44,10 @@ INTEGER_METHODS = {
     ).split()},
 }
 
+# Methods with an integer result on tensors and on arrays alike: evidence enough even when
+# the receiver's kind is unknown.
+INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero".split())
+
 FLOAT_METHODS = {
     "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
     "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
@@ -101,6 +105,20 @@ GRAD_MODE_SWITCHES = {
 }
 SET_GRAD_ENABLED = frozenset(
     {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+
+# Legacy tensor constructors -> the dtype they cast to (None: the default float dtype). Given data
+# they build a fresh CPU tensor; given a tensor they return that very tensor.
+LEGACY_CONSTRUCTORS: dict[str, str | None] = {
+    "torch.Tensor": None, "torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
+    "torch.HalfTensor": "float16", "torch.BFloat16Tensor": "bfloat16", "torch.LongTensor": "int64",
+    "torch.IntTensor": "int32", "torch.ShortTensor": "int16", "torch.CharTensor": "int8",
+    "torch.ByteTensor": "uint8", "torch.BoolTensor": "bool",
+}
+
+# Top-level packages whose values are never torch tensors (their tensors have `.numpy()` too).
+FOREIGN_LIBRARIES = frozenset(
+    "tensorflow keras tf_keras jax jaxlib flax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
 )
 
 PARAMETER_CLASSES = frozenset(

@@ -27,7 +27,8 @@ def grad_risk(value: Value, ctx: Context, strict: bool = False) -> bool:
         return False
     if strict:
         return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
-    return value.kind is Kind.TENSOR
+    # Evidence of risk: a grad source, or what a caller passes in; unknown provenance is the strict twin's.
+    return value.kind is Kind.TENSOR and value.grad in (Grad.YES, Grad.MAYBE)
 
 
 def device_risk(value: Value, strict: bool = False) -> bool:
@@ -36,7 +37,7 @@ def device_risk(value: Value, strict: bool = False) -> bool:
         return False
     if strict:
         return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
-    return value.kind is Kind.TENSOR
+    return value.kind is Kind.TENSOR and value.device in (Device.ACCELERATOR, Device.MAYBE)
 
 
 def first_device_move(expression: ast.expr) -> ast.Attribute | None:
