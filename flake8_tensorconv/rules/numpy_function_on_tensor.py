@@ -142,6 +142,8 @@ class NumpyFunctionOnTensor(Rule):
             else:
                 return None
         if axis is not None and not (isinstance(axis, ast.Constant) and axis.value is None):
+            if method == "prod" and isinstance(axis, ast.Tuple):
+                return None  # Tensor.prod reduces one dim at a time
             method = _AXIS_METHODS.get(method, method)
             arguments.insert(0, f"dim={ctx.text(axis)}")
         if correction is not None:
