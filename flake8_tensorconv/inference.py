@@ -144,7 +144,7 @@ class FileFacts:
     plain_classes: set[str] = field(default_factory=set)
     # Module-level functions defined once (undecorated, or only switching grad mode), and what
     # calls to them return, worked out when first called.
-    helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    helpers: Mapping[str, ast.FunctionDef] = field(default_factory=dict)
     helper_returns: dict[str, Value] = field(default_factory=dict)
     # class name -> attribute name -> value assigned in __init__ (modules, parameters).
     class_attributes: Mapping[str, dict[str, Value]] = field(default_factory=dict)
@@ -164,10 +164,11 @@ class FileFacts:
         return None
 
 
-class PerClass(Mapping[str, _T]):
-    """Class name -> a fact about the class, worked out the first time it is asked for.
+class LazyByName(Mapping[str, _T]):
+    """Name (of a class or function of the file) -> a fact about it, worked out the first time it is asked for.
 
-    Most classes of a file are never asked about: only methods that are walked are.
+    Most classes and functions of a file are never asked about: only code that is walked asks.
+    A name whose fact comes out None is not in the mapping.
     """
 
     def __init__(self, names: Iterable[str], compute: Callable[[str], _T]) -> None:
@@ -186,7 +187,10 @@ class PerClass(Mapping[str, _T]):
                 self._known[name] = self._compute(name)
             finally:
                 self._computing.discard(name)
-        return self._known[name]
+        value = self._known[name]
+        if value is None:
+            raise KeyError(name)
+        return value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -218,9 +222,9 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
         by_name.setdefault(cls.name, []).append(cls)
     facts.plain_classes = _plain_classes(by_name, facts)
     facts.helpers = _helpers(tree, facts)
-    facts.class_members = PerClass(by_name, lambda name: set().union(*map(_class_members, by_name[name])))
+    facts.class_members = LazyByName(by_name, lambda name: set().union(*map(_class_members, by_name[name])))
     # A name defined twice: the last definition in walk order wins.
-    facts.class_attributes = PerClass(
+    facts.class_attributes = LazyByName(
         (name for name in by_name if name in facts.module_classes), lambda name: _init_attributes(by_name[name][-1], facts)
     )
     return facts
@@ -252,7 +256,7 @@ def _plain_classes(by_name: dict[str, list[ast.ClassDef]], facts: FileFacts) -> 
     return plain
 
 
-def _helpers(tree: ast.Module, facts: FileFacts) -> dict[str, ast.FunctionDef]:
+def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef]:
     """Module-level functions whose return value a call can be given: defined once, no other decorator
     than a grad-mode switch, not a generator."""
     definitions: dict[str, list[ast.stmt]] = {}
@@ -267,10 +271,13 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> dict[str, ast.FunctionDef]:
         decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
         if any(facts.qualname(d) not in K.GRAD_MODE_SWITCHES and facts.qualname(d) not in K.SET_GRAD_ENABLED for d in decorators):
             continue
-        if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(node)):
-            continue
         helpers[name] = node
-    return helpers
+    # Whether one is a generator (a walk of its body) is looked at only when a call of it is walked.
+    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name]) else helpers[name])
+
+
+def _is_generator(function: ast.FunctionDef) -> bool:
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
 
 
 def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
