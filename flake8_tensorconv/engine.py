@@ -114,12 +114,11 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
     facts = analyze_file_facts(tree)
     if not facts.imports_torch:
         return []
-    instances = [rule(settings) for rule in rules.rules]
     handlers: dict[str, list] = {}
-    for instance in instances:
-        for attribute in dir(instance):
-            if attribute.startswith("visit_"):
-                handlers.setdefault(attribute[len("visit_"):], []).append(getattr(instance, attribute))
+    for rule in rules.rules:
+        instance = rule(settings)
+        for node_type in _visited_node_types(rule):
+            handlers.setdefault(node_type, []).append(getattr(instance, f"visit_{node_type}"))
     interpreter = Interpreter(facts, listener=None, walks=_scopes_to_walk(source, facts.aliases, rules))
     context = Context(source, facts, interpreter, settings, rules.codes)
 
@@ -140,6 +139,12 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
         sys.setrecursionlimit(limit)
     unique = {(f.code, f.start, f.end): f for f in context.findings}
     return sorted(unique.values(), key=lambda finding: finding.sort_key)
+
+
+@lru_cache(maxsize=None)
+def _visited_node_types(rule: type[Rule]) -> tuple[str, ...]:
+    # dir() sorts every attribute name of the class: once per rule, not once per rule and file.
+    return tuple(attribute[len("visit_") :] for attribute in dir(rule) if attribute.startswith("visit_"))
 
 
 def _scopes_to_walk(source: Source, aliases: dict[str, str], rules: RuleSet) -> Callable[[ast.AST], bool] | None:
