@@ -12,7 +12,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
@@ -141,7 +141,7 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
     return sorted(unique.values(), key=lambda finding: finding.sort_key)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _visited_node_types(rule: type[Rule]) -> tuple[str, ...]:
     # dir() sorts every attribute name of the class: once per rule, not once per rule and file.
     return tuple(attribute[len("visit_") :] for attribute in dir(rule) if attribute.startswith("visit_"))

@@ -41,8 +41,9 @@ def count_lints(monkeypatch):
     return calls
 
 
-def run(project, settings: Settings | None = None, mode: Mode = Mode()) -> list[tuple[str, list[tuple[str, int, int]]]]:
+def run(project, settings: Settings | None = None, mode: Mode | None = None) -> list[tuple[str, list[tuple[str, int, int]]]]:
     settings = settings or Settings()
+    mode = mode or Mode()
     paths = sorted(str(path) for path in project.glob("*.py"))
     results = check_files(paths, settings, mode, jobs=1, cache=Cache(str(project), settings))
     assert all(result.error is None for result in results)
