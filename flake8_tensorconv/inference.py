@@ -55,6 +55,8 @@ _COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 _SHAPE = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=NUMBER)
 # nn.Module methods that cast the parameters in place (and return the module).
 _MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
+# What a guard says about a value that is known not to be a torch tensor (``not isinstance(x, torch.Tensor)``).
+_NOT_TENSOR: dict[str, object] = {"not-tensor": True}
 _DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
 # Annotations (``typing`` and builtin spellings, lower-cased) of containers: not a tensor themselves.
 _CONTAINER_ANNOTATIONS = frozenset(
@@ -966,7 +968,8 @@ class Interpreter:
             return Value(kind=Kind.OTHER, grad=Grad.NO)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
             facts = frozenset({"parametrized", module_class_fact(func.id)})
-            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=facts)
+            # Its layers are built in the default dtype unless the class says otherwise (rules look at the class).
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=facts)
         if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
             if func.id in ("sum", "max", "min", "abs") and any(a.kind is not Kind.NUMBER for a in args):
                 return UNKNOWN
@@ -1006,6 +1009,8 @@ class Interpreter:
             flat = _operands(args[:1], [*args[1:], *keywords.values()])
             dtype = "int64" if qualname.rpartition(".")[2] == "Categorical" else None
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({"distribution"}))
+        if qualname in K.TORCH_NON_TENSOR_RESULTS:
+            return OTHER
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
@@ -1220,7 +1225,10 @@ class Interpreter:
         if name in K.FLOAT_METHODS:
             return K.FLOAT_METHODS[name]
         if name == "to":
-            return next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), module.dtype)
+            dtype = next((a for a in [*args, *keywords.values()] if a.kind in (Kind.DTYPE, Kind.TENSOR)), None)
+            if dtype is not None:
+                return dtype.dtype
+            return None if "dtype" in keywords else module.dtype  # a dtype held in a variable
         if name == "type" and node.args:
             return _dtype_of_expression(node.args[0], args[0])
         return module.dtype
@@ -1353,13 +1361,16 @@ class Interpreter:
                 names = classes.elts if isinstance(classes, ast.Tuple) else [classes]
                 qualnames = [self.facts.qualname(c) for c in names]
                 if len(qualnames) == 1 and qualnames[0] in K.TENSOR_CLASSES:
-                    yield subject.id, {"kind": Kind.TENSOR}, None
+                    # Not a torch.Tensor: not a tensor at all (not a Parameter says nothing).
+                    yield subject.id, {"kind": Kind.TENSOR}, _NOT_TENSOR if qualnames[0] == "torch.Tensor" else None
                 elif len(qualnames) == 1 and qualnames[0] in K.NDARRAY_CLASSES:
                     yield subject.id, {"kind": Kind.NDARRAY}, None
+                if all(self._is_non_tensor_class(c, q) for c, q in zip(names, qualnames)):
+                    yield subject.id, _NOT_TENSOR, None
             return
         if isinstance(test, ast.Call) and self.facts.qualname(test.func) == "torch.is_tensor" and test.args:
             if isinstance(test.args[0], ast.Name):
-                yield test.args[0].id, {"kind": Kind.TENSOR}, None
+                yield test.args[0].id, {"kind": Kind.TENSOR}, _NOT_TENSOR
             return
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             device_name = _device_type_subject(test.left)
@@ -1375,6 +1386,11 @@ class Interpreter:
                     yield device_name, equal, differ
                 elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
                     yield device_name, differ, equal
+
+    def _is_non_tensor_class(self, node: ast.expr, qualname: str | None) -> bool:
+        if qualname is not None:
+            return qualname in K.NON_TENSOR_CLASSES
+        return isinstance(node, ast.Name) and node.id in K.NON_TENSOR_BUILTINS and node.id not in self.state.env
 
     # ----------------------------------------------------------------- plumbing
     def _notify(self, node: ast.AST) -> None:
@@ -1417,6 +1433,8 @@ def _is_staticmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _refined(value: Value, changes: dict[str, object]) -> Value:
+    if changes is _NOT_TENSOR:
+        return UNKNOWN if value.kind is Kind.TENSOR else value
     if "kind" in changes and value.kind not in (Kind.UNKNOWN, changes["kind"]):
         return value
     if "kind" in changes and value.kind is Kind.UNKNOWN:

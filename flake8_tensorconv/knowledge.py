@@ -31,6 +31,23 @@ TORCH_INTEGER_RESULTS = {
     for name in names.split()
 }
 
+# torch functions and classes whose result is not a tensor (sizes, dtype info, flags, seeds).
+TORCH_NON_TENSOR_RESULTS = frozenset(
+    "torch." + name
+    for name in (
+        "Size iinfo finfo is_tensor is_storage is_floating_point is_complex is_nonzero numel typename can_cast "
+        "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
+    ).split()
+)
+# Classes whose instances are not torch tensors (an ``isinstance`` check against them rules a tensor out).
+NON_TENSOR_CLASSES = frozenset(
+    {
+        "numbers.Number", "numbers.Real", "numbers.Integral", "numbers.Complex", "numpy.generic", "numpy.number",
+        "numpy.ndarray", "torch.types.Number", "torch.types._Number", "torch.Size",
+    }
+)
+NON_TENSOR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "bytes", "list", "tuple", "dict", "set"})
+
 # Tensor methods with integer / bool results.
 INTEGER_METHODS = {
     **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount".split()},
@@ -62,7 +79,9 @@ VALUES_INDICES_WITH_DIM = frozenset("max min median nanmedian".split())
 NON_TENSOR_METHODS = frozenset(
     "item tolist size dim ndimension numel nelement stride data_ptr element_size "
     "is_contiguous is_floating_point is_complex storage untyped_storage get_device "
-    "type_as_string __len__ backward register_hook".split()
+    "type_as_string __len__ backward register_hook is_pinned is_shared is_signed is_inference is_conj is_neg "
+    "is_nonzero is_coalesced is_set_to is_same_size equal allclose q_scale q_zero_point q_per_channel_axis "
+    "qscheme storage_offset dim_order".split()
 )
 NON_TENSOR_ATTRIBUTES = frozenset(
     "shape dtype ndim requires_grad is_cuda is_leaf is_sparse layout names itemsize nbytes".split()
