@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.findings import Applicability, Edit, Fix
+from flake8_tensorconv.rules._conversion import receiver_text, single_data_argument
+from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.values import Kind
+
+# Tensor attributes that are tensors themselves.
+_TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
+# Keywords of `torch.tensor` the fix can express; others (`pin_memory=`, `**kwargs`) leave the call unfixed.
+_FIXABLE_KEYWORDS = frozenset({"requires_grad", "dtype", "device"})
+
+
+class TensorCopyConstruct(Rule):
+    """
+    ## What it does
+    Flags `torch.tensor(t)` where `t` is already a tensor, also with
+    `requires_grad=`, `dtype=` or `device=`.
+
+    ## Why is this bad?
+    `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it
+    copies it and emits `UserWarning: To copy construct from a tensor, it is
+    recommended to use sourceTensor.detach().clone() or
+    sourceTensor.detach().clone().requires_grad_(True), rather than
+    torch.tensor(sourceTensor).` on every call, which floods the logs of a
+    training loop. The spelling also hides that the copy is detached from the
+    autograd graph.
+
+    ## Example
+    ```python
+    target = torch.tensor(prediction, dtype=torch.float64, requires_grad=True)
+    ```
+
+    ## Use instead
+    ```python
+    target = prediction.detach().clone().to(torch.float64).requires_grad_(True)
+    ```
+
+    ## Fix safety
+    Safe: the argument is known to be a tensor, and `t.detach().clone()` gives
+    the same values, dtype, device, strides (transposed and channels-last
+    inputs included), conjugate resolution and a new memory block, detached;
+    `.to(...)` after the clone does what `dtype=`/`device=` did, and
+    `.requires_grad_(True)` comes last so the result is a leaf, as before.
+    The fix is not offered when the call has other keywords or a comment inside.
+    """
+
+    code = "TCV205"
+    name = "tensor-copy-construct"
+    message = (
+        "`torch.tensor()` of a tensor emits a UserWarning on every call (copy-construct); "
+        "`t.detach().clone()` makes the same detached copy without it"
+    )
+    triggers = ("tensor(",)
+    fix_safety = "safe"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        if ctx.qualname(node.func) != "torch.tensor":
+            return
+        source = single_data_argument(node)
+        if source is None or ctx.value(source).kind is not Kind.TENSOR:
+            return
+        if isinstance(source, ast.Attribute) and source.attr not in _TENSOR_ATTRIBUTES:
+            return  # `frame.values`, `result.scores`: an attribute a tensor does not have
+        if isinstance(source, ast.Name) and _declared_as_maybe_not_tensor(source.id, node, ctx):
+            return
+        ctx.report(self, node, fix=self._fix(node, source, ctx))
+
+    def _fix(self, node: ast.Call, source: ast.expr, ctx: Context) -> Fix | None:
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        if not set(keywords) <= _FIXABLE_KEYWORDS or "#" in ctx.text(node):
+            return None
+        text = receiver_text(ctx, source) + ".detach().clone()"
+        device, dtype = keywords.get("device"), keywords.get("dtype")
+        if device is not None and dtype is not None:
+            text += f".to(device={ctx.text(device)}, dtype={ctx.text(dtype)})"
+        elif device is not None or dtype is not None:
+            text += f".to({ctx.text(device or dtype)})"  # type: ignore[arg-type]
+        requires_grad = keywords.get("requires_grad")
+        if requires_grad is not None and not (isinstance(requires_grad, ast.Constant) and requires_grad.value is False):
+            text += f".requires_grad_({ctx.text(requires_grad)})"
+        return make_fix(Applicability.SAFE, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
+
+
+def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bool:
+    """A parameter annotated ``Tensor | NDArray`` (a union with more than a tensor) and never rebound.
+
+    The annotation says it may be a tensor; `.detach()` would raise AttributeError on the other members.
+    """
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    annotation = next((argument.annotation for argument in arguments if argument.arg == name), None)
+    if annotation is None:
+        return False
+    # `u = torch.tensor(u)` does not count as a rebinding before the conversion.
+    own_targets = {
+        id(target)
+        for statement in ast.walk(function)
+        if isinstance(statement, ast.Assign) and any(child is call for child in ast.walk(statement.value))
+        for target in statement.targets
+    }
+    if any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) and id(node) not in own_targets
+        for node in ast.walk(function)
+    ):
+        return False
+    members = [member for member in _union_members(annotation) if not (isinstance(member, ast.Constant) and member.value is None)]
+    return len(members) > 1  # `Tensor | None` is a tensor wherever it is converted
+
+
+def _union_members(annotation: ast.expr) -> list[ast.expr]:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return [annotation]
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return [*_union_members(annotation.left), *_union_members(annotation.right)]
+    if _is_union(annotation):
+        inner = annotation.slice  # type: ignore[attr-defined]
+        return [member for part in (inner.elts if isinstance(inner, ast.Tuple) else [inner]) for member in _union_members(part)]
+    return [annotation]
+
+
+def _is_union(annotation: ast.expr) -> bool:
+    if not isinstance(annotation, ast.Subscript):
+        return False
+    container = annotation.value
+    name = container.attr if isinstance(container, ast.Attribute) else getattr(container, "id", "")
+    return name in ("Union", "Optional")
