@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from flake8_tensorconv import arrays
+from flake8_tensorconv.findings import Applicability, Fix
+from flake8_tensorconv.rules._conversion import TENSOR_FROM_DATA, module_alias, single_data_argument
+from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+from flake8_tensorconv.values import Kind, Value
+
+# Calls that only read a list: passing it to them cannot add an item of another dtype.
+_READ_ONLY_CALLS = frozenset({"len", "print", "repr", "str", "enumerate", "zip", "sorted", "reversed", "any", "all", "isinstance"})
+# List methods that add nothing, or add what the inference follows (append, extend).
+_ADDS_NOTHING_UNSEEN = frozenset({"append", "extend", "copy", "count", "index", "pop", "remove", "clear", "reverse"})
+
+
+class TensorFromListOfArrays(Rule):
+    """
+    ## What it does
+    Flags `torch.tensor(items)` (and `torch.as_tensor`, `torch.asarray`) where
+    `items` is a list of NumPy arrays: a list display or comprehension of
+    arrays, or a list built with `.append(array)`.
+
+    ## Why is this bad?
+    torch does not see a list of arrays as one block of memory: it walks it
+    element by element, reading every number as a Python object. It warns
+    `UserWarning: Creating a tensor from a list of numpy.ndarrays is extremely
+    slow. Please consider converting the list to a single numpy.ndarray with
+    numpy.array() before converting to a tensor.` (once per process, so it is
+    easy to miss) and is 9x-100x slower than converting one array (10,000
+    arrays of 100 floats: 126-216 ms against 2-19 ms).
+
+    ## Example
+    ```python
+    rows = []
+    for path in paths:
+        rows.append(np.load(path))
+    batch = torch.tensor(rows)
+    ```
+
+    ## Use instead
+    ```python
+    batch = torch.tensor(np.array(rows))
+    ```
+
+    ## Fix safety
+    Safe when the items visibly share one dtype (one NumPy call in a
+    comprehension, or every appended array known to have the same dtype): then
+    `np.array(items)` holds the same values, and `torch.tensor` gives the same
+    dtype, shape and strides and a fresh copy, as before (measured for every
+    NumPy dtype torch supports, big-endian, strided, negative-stride and
+    read-only items included). Otherwise unsafe: NumPy promotes mixed dtypes
+    differently from torch (`[int64 array, float32 array]` becomes float32 with
+    `torch.tensor` but float64 through `np.array`), and masked arrays lose their
+    mask in NumPy but not in torch. A named list that may change in ways the
+    linter does not follow (`insert`, item assignment, passed to a function) is
+    not visible enough either. No fix when the file does not import NumPy
+    under a name.
+
+    ## Known problems
+    Lists the linter cannot see into (filled by another function, `list(...)`
+    of something) are not reported, nor are items `a[i]` of an array of unknown
+    rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
+    warning. A list of 0-d arrays is reported: `torch.tensor` raises
+    `TypeError: len() of unsized object` on it, and the fix makes it work.
+    """
+
+    code = "TCV204"
+    name = "tensor-from-list-of-arrays"
+    message = (
+        "`{name}()` of a list of NumPy arrays converts element by element (UserWarning: extremely slow); "
+        "stack the list into one array with `np.array()` first"
+    )
+    triggers = ("tensor(", "asarray(")
+    fix_safety = "sometimes"
+
+    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
+        qualname = ctx.qualname(node.func)
+        if qualname not in TENSOR_FROM_DATA:
+            return
+        items = single_data_argument(node)
+        if items is None or isinstance(items, ast.GeneratorExp):
+            return  # torch.tensor of a generator raises before it looks at the items
+        elements = _array_elements(items, ctx)
+        if elements is None:
+            return
+        message = self.message.format(name=ctx.text(node.func))
+        ctx.report(self, node, message, self._fix(items, elements, node, ctx))
+
+    def _fix(self, items: ast.expr, elements: list[Value], call: ast.Call, ctx: Context) -> Fix | None:
+        numpy = module_alias(ctx, "numpy")
+        if numpy is None:
+            return None
+        dtypes = {element.dtype for element in elements}
+        shared = len(dtypes) == 1 and None not in dtypes and not any(arrays.MASKED in e.facts for e in elements)
+        if isinstance(items, ast.Name) and _changed_out_of_sight(items.id, call, ctx):
+            shared = False
+        return make_fix(
+            Applicability.SAFE if shared else Applicability.UNSAFE,
+            "Convert the list with `np.array()` first",
+            insertion(ctx.start(items), f"{numpy}.array("),
+            insertion(ctx.end(items), ")"),
+        )
+
+
+def _array_elements(items: ast.expr, ctx: Context) -> list[Value] | None:
+    """What the items are, when every one is known to be a NumPy array; else None."""
+    if isinstance(items, (ast.List, ast.Tuple)):
+        if not items.elts or any(isinstance(element, ast.Starred) for element in items.elts):
+            return None
+        elements = [ctx.value(element) for element in items.elts]
+    elif isinstance(items, ast.ListComp):
+        elements = [ctx.value(items.elt)]
+    else:
+        value = ctx.value(items)
+        if value.kind is not Kind.SEQUENCE:
+            return None
+        if value.elements:
+            elements = list(value.elements)
+        elif value.element is not None:
+            elements = [value.element]
+        else:
+            return None
+    if all(_is_array(element) for element in elements):
+        return elements
+    return None
+
+
+def _is_array(value: Value) -> bool:
+    # `x[i]` of an array of unknown rank may be a NumPy scalar, which torch reads without warning.
+    return value.kind is Kind.NDARRAY and arrays.MAYBE_SCALAR not in value.facts
+
+
+def _changed_out_of_sight(name: str, call: ast.Call, ctx: Context) -> bool:
+    """Whether the list ``name`` may get items the inference does not see.
+
+    It follows ``.append``/``.extend`` in the scope itself; anything else that can
+    add an item (``insert``, item assignment, ``+=``, a function that gets the list,
+    an append inside a nested function) is out of sight.
+    """
+    scope = ctx.state.function
+    if scope is None:
+        return True
+    # Outside a loop, what happens after the conversion cannot change what it converted.
+    in_loop = any(
+        isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(child is call for child in ast.walk(node))
+        for node, _ in _walk_scope(scope)
+    )
+    return any(
+        _hides_a_change(node, name, call, nested, ctx)
+        for node, nested in _walk_scope(scope)
+        if in_loop or _position(node) < _position(call)
+    )
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _walk_scope(scope: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node under ``scope``, and whether it sits in a nested function or class."""
+    stack = [(child, False) for child in ast.iter_child_nodes(scope)]
+    while stack:
+        node, nested = stack.pop()
+        yield node, nested
+        inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def _hides_a_change(node: ast.AST, name: str, call: ast.Call, nested: bool, ctx: Context) -> bool:
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_name(node.value, name):
+        return True
+    if isinstance(node, ast.AugAssign) and _is_name(node.target, name):
+        return True
+    if not isinstance(node, ast.Call) or node is call:
+        return False
+    func = node.func
+    qualname = ctx.facts.qualname(func)
+    if isinstance(func, ast.Attribute) and _is_name(func.value, name):
+        return nested or func.attr not in _ADDS_NOTHING_UNSEEN
+    if isinstance(func, ast.Name) and func.id in _READ_ONLY_CALLS:
+        return False
+    if (qualname or "").startswith(("numpy.", "torch.")):
+        return False  # NumPy and torch functions read lists, they never append to them
+    return any(_is_name(argument, name) for argument in _arguments(node))
+
+
+def _arguments(call: ast.Call) -> Iterator[ast.expr]:
+    for argument in call.args:
+        yield argument.value if isinstance(argument, ast.Starred) else argument
+    for keyword in call.keywords:
+        yield keyword.value
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
