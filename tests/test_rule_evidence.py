@@ -94,3 +94,101 @@ def test_an_or_guard_that_returns_leaves_the_facts_of_every_operand():
             return None
     """
     assert findings(code) == [(10, "TCV102", "safe")]
+
+
+def _only(code: str, rule: str) -> list[tuple[int, str, str | None]]:
+    return [finding for finding in findings(code) if finding[1] == rule]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # One NumPy call, one dtype: np.array(items) holds what torch would have read.
+        ("rows = [np.ones(3) for _ in range(2)]\nt = torch.tensor(rows)\n", [(4, "TCV204", "safe")]),
+        ("a = np.zeros(2, np.float32)\nt = torch.tensor([a, a * 2])\n", [(4, "TCV204", "unsafe")]),  # `a * 2`: dtype not followed
+        # int64 + float32: float32 in torch, float64 through NumPy.
+        ("t = torch.tensor([np.arange(2), np.ones(2, dtype=np.float32)])\n", [(3, "TCV204", "unsafe")]),
+        # `insert` adds an item the inference does not follow.
+        ("rows = [np.ones(2)]\nrows.insert(0, np.arange(2))\nt = torch.tensor(rows)\n", [(5, "TCV204", "unsafe")]),
+        # What happens to the list after the conversion cannot matter (outside a loop).
+        ("rows = [np.ones(2)]\nt = torch.tensor(rows)\nrows.insert(0, np.arange(2))\n", [(4, "TCV204", "safe")]),
+        # Items of a 1-D array are NumPy scalars: no warning, nothing to report.
+        ("a = np.ones(3)\nt = torch.tensor([a[i] for i in range(3)])\n", []),
+        ("t = torch.tensor((np.ones(2) for _ in range(2)))\n", []),  # a generator: torch.tensor raises
+    ],
+)
+def test_tensor_from_list_of_arrays_fix_safety(code, expected):
+    assert _only("import numpy as np\nimport torch\n" + code, "TCV204") == expected
+
+
+def test_tensor_from_list_of_arrays_without_a_numpy_name_has_no_fix():
+    code = "from numpy import ones\nimport torch\nt = torch.tensor([ones(2), ones(2)])\n"
+    assert _only(code, "TCV204") == [(3, "TCV204", None)]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("def f(t: torch.Tensor):\n    return torch.tensor(t)\n", [(3, "TCV205", "safe")]),
+        ("def f(values):\n    return torch.tensor(values)\n", []),  # a list as often as a tensor
+        ("t = torch.ones(2)\nc = torch.tensor(t, pin_memory=False)\n", [(3, "TCV205", None)]),  # no `.to()` spelling for it
+        ("t = torch.ones(2)\nc = torch.tensor(t, **options)\n", [(3, "TCV205", None)]),
+    ],
+)
+def test_tensor_copy_construct_needs_a_tensor(code, expected):
+    assert _only("import torch\n" + code, "TCV205") == expected
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "m = nn.Linear(3, 2)\nm.half()\ny = m(x)\n",  # `.float()` would not match float16 weights
+        "m = nn.Embedding(4, 2)\ny = m(x)\n",  # indices: a float input is wrong whatever its width
+        "m = nn.Linear(3, 2, dtype=dtype)\ny = m(x)\n",  # a dtype the linter cannot read
+        "w = torch.randn(2, 3)\ny = F.linear(x, w)\n",  # a weight of unknown dtype
+        "torch.set_default_dtype(torch.float64)\nm = nn.Linear(3, 2)\ny = m(x)\n",
+        "y = build_model()(x)\n",
+    ],
+)
+def test_float64_into_float32_model_needs_float32_weights(code):
+    header = "import numpy as np\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\nx = torch.from_numpy(np.random.rand(4, 3))\n"
+    assert _only(header + code, "TCV206") == []
+
+
+def test_float64_into_float32_model_reports_each_float64_input():
+    code = """\
+        import numpy as np
+        import torch
+
+        pairwise = torch.nn.Bilinear(3, 3, 1)
+        left = torch.from_numpy(np.random.rand(2, 3))
+        right = torch.zeros(2, 3)
+        score = pairwise(left, right)
+        again = pairwise.forward(left * 2, right)
+    """
+    assert _only(code, "TCV206") == [(7, "TCV206", "unsafe"), (8, "TCV206", "unsafe")]
+    fixed = fix_source(Source(text=textwrap.dedent(code)), Settings(), unsafe=True).text
+    assert "pairwise(left.float(), right)" in fixed and "pairwise.forward((left * 2).float(), right)" in fixed
+
+
+def test_float64_into_float32_model_follows_the_module_dtype():
+    code = """\
+        import numpy as np
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(3, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def run(dtype):
+            x = torch.from_numpy(np.random.rand(2, 3))
+            a = Net().to(dtype=dtype)(x)
+            b = Net().to(torch.float64)(x)
+            c = Net().to("cpu")(x)
+            return a, b, c
+    """
+    assert _only(code, "TCV206") == [(16, "TCV206", "unsafe")]
