@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     rule = commands.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", metavar="CODE")
     rule.add_argument("--all", action="store_true", help="explain every rule")
+
+    verify = commands.add_parser("verify", help="run every rule's runtime claim on the installed torch (needs torch and NumPy)")
+    verify.add_argument("--device", default="cpu,cuda,meta", metavar="DEVICES", help="comma-separated: cpu, cuda, meta (default: all three)")
+    verify.add_argument("--select", metavar="CODES", help="comma-separated code prefixes of the rules to verify (default: all)")
     return parser
 
 
@@ -66,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         if args.command == "rule":
             return _rule(args, parser)
+        if args.command == "verify":
+            return _verify(args)
     except ConfigError as error:
         print(f"tensorconv: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -193,3 +199,9 @@ def _rule(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return EXIT_ERROR
     sys.stdout.write(explain(rule))
     return EXIT_CLEAN
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from flake8_tensorconv.verify.command import parse_devices, run_verify
+
+    return run_verify(parse_devices(args.device), split_codes(args.select))
