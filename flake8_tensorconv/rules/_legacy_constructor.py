@@ -108,3 +108,54 @@ def is_data_argument(node: ast.expr, ctx: Context) -> bool:
     if is_size_argument(node, ctx):
         return False
     return ctx.value(node).kind in (Kind.NDARRAY, Kind.SEQUENCE)
+
+
+# Float dtypes: the largest integer held exactly, the smallest normal and the largest finite value.
+_FLOAT_LIMITS = {
+    "float16": (2**11, 6.11e-05, 65504.0),
+    "bfloat16": (2**8, 1.18e-38, 3.38e38),
+    "float32": (2**24, 1.18e-38, 3.40e38),
+    "float64": (2**53, 2.23e-308, 1.79e308),
+}
+_INTEGER_RANGES = {
+    "bool": (0, 1), "uint8": (0, 2**8 - 1), "int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+}
+
+
+def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
+    """A display of number literals that the cast keeps: nothing can be lost, whatever runs it.
+
+    Integers the dtype holds exactly, and (for a float dtype) floats inside its normal range,
+    where rounding a decimal literal to the dtype is what writing it there means.
+    """
+    numbers = _literal_numbers(node)
+    if not numbers:
+        return False
+    dtype = dtype or "float32"  # torch.Tensor: the default dtype
+    if dtype in _FLOAT_LIMITS:
+        exact, smallest, largest = _FLOAT_LIMITS[dtype]
+        return all(
+            abs(value) <= exact if isinstance(value, int) else value == 0 or smallest <= abs(value) <= largest
+            for value in numbers
+        )
+    low, high = _INTEGER_RANGES.get(dtype, (1, 0))
+    return all(isinstance(value, int) and low <= value <= high for value in numbers)
+
+
+def _literal_numbers(node: ast.expr) -> list[int | float] | None:
+    """The numbers of a (nested) list/tuple display of int, float and bool literals, else None."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        numbers: list[int | float] = []
+        for element in node.elts:
+            inner = _literal_numbers(element)
+            if inner is None:
+                return None
+            numbers.extend(inner)
+        return numbers
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    operand = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) else node
+    if isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) and not isinstance(operand.value, complex):
+        value = int(operand.value) if isinstance(operand.value, bool) else operand.value
+        return [-value if negative else value]
+    return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._legacy_constructor import TRIGGERS, is_data_argument, legacy_call
+from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, TRIGGERS, converts_exactly, is_data_argument, legacy_call
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 
 
@@ -12,6 +12,8 @@ class LegacyConstructorCast(Rule):
     ## What it does
     Flags `torch.Tensor(x)` and the typed legacy constructors (`torch.FloatTensor`,
     `torch.LongTensor`, `torch.ByteTensor`, ...) given a NumPy array or a sequence.
+    A display of number literals that the cast keeps (`torch.LongTensor([0, 1])`,
+    `torch.Tensor([0.5, -2])`) is left alone: nothing can be lost there.
 
     ## Why is this bad?
     The legacy constructors cast silently: `torch.Tensor` to the default float
@@ -53,6 +55,8 @@ class LegacyConstructorCast(Rule):
         call = legacy_call(node, ctx)
         if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
             return
+        if converts_exactly(node.args[0], LEGACY_CONSTRUCTORS[call.qualname]):
+            return  # `torch.LongTensor([0, 1])`, `torch.Tensor([0.5, -1])`: the cast loses nothing
         dtype = "the default float dtype" if call.short_name == "Tensor" else call.dtype_expression().rpartition(".")[2]
         message = self.message.format(name=ctx.text(node.func), dtype=dtype)
         fix = None
