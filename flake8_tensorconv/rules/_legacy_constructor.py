@@ -67,7 +67,7 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, int) and not isinstance(node.value, bool)
     value = ctx.value(node)
-    if value.kind is Kind.NUMBER and _is_integer_expression(node, ctx):
+    if value.kind is Kind.NUMBER and _is_integer_expression(node):
         return True
     # Held in a variable: `count = np.array(3)` / `n = np.int64(3)`.
     if value.dtype in _SIZE_DTYPES and (
@@ -85,7 +85,7 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
     return False
 
 
-def _is_integer_expression(node: ast.expr, ctx: Context) -> bool:
+def _is_integer_expression(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "int"):
         return True
     if isinstance(node, ast.Subscript):
@@ -95,7 +95,7 @@ def _is_integer_expression(node: ast.expr, ctx: Context) -> bool:
         )
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         return all(
-            (isinstance(side, ast.Constant) and isinstance(side.value, int)) or _is_integer_expression(side, ctx)
+            (isinstance(side, ast.Constant) and isinstance(side.value, int)) or _is_integer_expression(side)
             for side in (node.left, node.right)
         )
     return False
@@ -129,10 +129,12 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     Integers the dtype holds exactly, and (for a float dtype) floats inside its normal range,
     where rounding a decimal literal to the dtype is what writing it there means.
     """
-    numbers = _literal_numbers(node)
-    if not numbers:
-        return False
     dtype = dtype or "float32"  # torch.Tensor: the default dtype
+    if dtype == "int64" and isinstance(node, (ast.List, ast.Tuple)) and all(_is_python_int(e) for e in node.elts):
+        return True  # `torch.LongTensor([len(data)])`: Python ints fit int64
+    numbers = _literal_numbers(node)
+    if numbers is None:
+        return False
     if dtype in _FLOAT_LIMITS:
         exact, smallest, largest = _FLOAT_LIMITS[dtype]
         return all(
@@ -141,6 +143,21 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
         )
     low, high = _INTEGER_RANGES.get(dtype, (1, 0))
     return all(isinstance(value, int) and low <= value <= high for value in numbers)
+
+
+def _is_python_int(node: ast.expr) -> bool:
+    """An int literal, ``len(...)``, ``x.shape[i]``, ``x.numel()``, ``x.size(i)``, ``x.dim()`` or int arithmetic of those."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_python_int(node.operand)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("numel", "dim", "nelement"):
+        return not node.args
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        return len(node.args) == 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return _is_python_int(node.left) and _is_python_int(node.right)
+    return _is_integer_expression(node)
 
 
 def _literal_numbers(node: ast.expr) -> list[int | float] | None:
