@@ -25,7 +25,9 @@ from flake8_tensorconv.verify.harness import (
     Outcome,
     Result,
     Status,
+    _full_float32_precision,
     compare_across_devices,
+    execute,
     fresh_run,
     verify_fixture,
 )
@@ -184,6 +186,19 @@ def test_a_fix_that_computes_another_value_on_cuda_fails(tmp_path):
     assert outcome.fix.status is Status.FAILED and "against its cpu run: total: values differ" in outcome.fix.detail
 
 
+def test_cuda_runs_turn_cudnn_tf32_off_and_restore_it():
+    before = torch.backends.cudnn.allow_tf32
+    with _full_float32_precision("cuda"):
+        assert torch.backends.cudnn.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 == before
+
+
+@CUDA
+def test_fixtures_run_on_cuda_without_tf32():
+    run = execute("import torch\nflag = torch.backends.cudnn.allow_tf32\n", "<tf32>", "cuda")
+    assert run.error is None and run.namespace["flag"] is False
+
+
 # ----------------------------------------------------------------------------- the fork server
 WARNS = """\
     import numpy as np
@@ -291,7 +306,7 @@ def test_the_report_lists_every_failure_below_the_table(two_fixtures):
     assert table[2].split() == ["TCV101", "numpy-requires-grad", "1", "+", "1", "FAILED", "(1", "of", "2)", NO_FIXTURE]
     assert table[3].split() == ["TCV102", "numpy-on-accelerator", "none", NO_FIXTURE, NO_FIXTURE]
     assert "FAILED:\n  TCV101/case on cpu\n    original: FAILED: claim `holds: x`: it is False" in text
-    assert text.rstrip().endswith("2 rules, 2 fixtures, 2 runs (fixture x device): 1 confirmed, 1 FAILED")
+    assert text.rstrip().endswith("2 rules, 2 fixtures that run on these devices, 2 runs (fixture x device): 1 confirmed, 1 FAILED")
 
 
 def test_a_failing_claim_makes_verify_exit_1(tmp_path, monkeypatch):

@@ -44,7 +44,7 @@ import traceback
 import types
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import nullcontext, redirect_stdout
+from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -201,7 +201,7 @@ def execute(source: str, filename: str, device: str, no_grad: bool = False) -> R
     with warnings.catch_warnings(record=True) as caught, redirect_stdout(io.StringIO()):
         warnings.simplefilter("always")
         try:
-            with torch.no_grad() if no_grad else nullcontext():
+            with torch.no_grad() if no_grad else nullcontext(), _full_float32_precision(device):
                 exec(code, namespace)
         except Exception as exception:  # the claim under test, or a failure to report
             error = exception
@@ -210,6 +210,20 @@ def execute(source: str, filename: str, device: str, no_grad: bool = False) -> R
             torch.set_default_dtype(default_dtype)
     random_on_device = cuda_generator is not None and not torch.equal(cuda_generator, torch.cuda.get_rng_state())
     return Run(namespace=namespace, error=error, warnings=[_caught(w) for w in caught], random_on_device=random_on_device)
+
+
+def _full_float32_precision(device: str) -> AbstractContextManager[Any]:
+    """On cuda, cuDNN without TensorFloat-32 (on by default for convolutions and RNNs).
+
+    TF32 rounds float32 products to 10 mantissa bits, far outside float32's tolerance
+    when the fixed code's cuda results are compared with its CPU results.
+    """
+    if device != "cuda":
+        return nullcontext()
+    import torch
+
+    cudnn = torch.backends.cudnn
+    return cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=False)
 
 
 def _caught(message: warnings.WarningMessage) -> CaughtWarning:
