@@ -100,7 +100,8 @@ def run_verify(devices: Sequence[str], selectors: Sequence[str], out: TextIO | N
         positives, negatives = counts[fixture.code]
         counts[fixture.code] = (positives, negatives + 1) if fixture.is_negative else (positives + 1, negatives)
     header = environment_lines(devices)
-    print(f"tensorconv: running {len(fixtures)} fixtures of {len(rules)} rules on {', '.join(devices)}...", file=err, flush=True)
+    runnable = sum(1 for fixture in fixtures if set(fixture.devices) & set(devices))
+    print(f"tensorconv: running {runnable} fixtures of {len(rules)} rules on {', '.join(devices)}...", file=err, flush=True)
     outcomes = verify(fixtures, devices, environment())
     out.write(format_report(header, build_rows(rules, outcomes, devices, counts), devices, outcomes))
     return EXIT_FAILED if any(outcome.failed for outcome in outcomes) else EXIT_CONFIRMED

@@ -113,7 +113,7 @@ def summary_line(rows: Sequence[RuleRow], outcomes: Sequence[Outcome]) -> str:
         for status in (Status.CONFIRMED, Status.SKIPPED, Status.NOT_APPLICABLE, Status.FAILED)
         if counts[status] or status is Status.FAILED
     ]
-    return f"{len(rows)} rules, {fixtures} fixtures, {len(outcomes)} runs (fixture x device): {', '.join(parts)}"
+    return f"{len(rows)} rules, {fixtures} fixtures that run on these devices, {len(outcomes)} runs (fixture x device): {', '.join(parts)}"
 
 
 __all__ = ["LEGEND", "NO_FIXTURE", "RuleRow", "build_rows", "format_report", "summarize", "summary_line"]
