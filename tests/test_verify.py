@@ -342,6 +342,7 @@ def test_verify_prints_versions_devices_and_the_table(tensorconv):
         (["--device", "cpu,tpu"], "unknown device(s) tpu for --device (known: cpu, cuda, meta)"),
         (["--device", ","], "--device needs at least one of cpu, cuda, meta"),
         (["--select", "TCV9"], "unknown rule selector 'TCV9'"),
+        (["--select", "TCV00"], "'TCV00' selects only the TCV0xx codes, which report on the tool itself and have no runtime claim"),
     ],
 )
 def test_usage_errors_exit_2(tensorconv, args, message):

@@ -39,8 +39,11 @@ def selected_rules(selectors: Sequence[str]) -> list[tuple[str, str]]:
 
     codes = sorted({code for code in RULES_BY_CODE if not code.startswith("TCV0")} | set(rule_codes()))
     for prefix in selectors:
-        if prefix != "ALL" and not any(code.startswith(prefix) for code in codes):
-            raise ConfigError(f"unknown rule selector {prefix!r} (codes look like TCV101; `tensorconv rule --all` lists them)")
+        if prefix == "ALL" or any(code.startswith(prefix) for code in codes):
+            continue
+        if any(code.startswith(prefix) for code in RULES_BY_CODE):
+            raise ConfigError(f"{prefix!r} selects only the TCV0xx codes, which report on the tool itself and have no runtime claim")
+        raise ConfigError(f"unknown rule selector {prefix!r} (codes look like TCV101; `tensorconv rule --all` lists them)")
     if selectors and "ALL" not in selectors:
         codes = [code for code in codes if any(code.startswith(prefix) for prefix in selectors)]
     return [(code, RULES_BY_CODE[code].name if code in RULES_BY_CODE else "(no rule module)") for code in codes]
