@@ -224,7 +224,7 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
         by_name.setdefault(cls.name, []).append(cls)
     facts.plain_classes = _plain_classes(by_name, facts)
     facts.helpers = _helpers(tree, facts)
-    facts.class_members = LazyByName(by_name, lambda name: set().union(*map(_class_members, by_name[name])))
+    facts.class_members = LazyByName(by_name, lambda name: _members_with_bases(name, by_name))
     # A name defined twice: the last definition in walk order wins.
     facts.class_attributes = LazyByName(
         (name for name in by_name if name in facts.module_classes), lambda name: _init_attributes(by_name[name][-1], facts)
@@ -286,6 +286,21 @@ def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
     if isinstance(base, ast.Name) and base.id not in facts.aliases:
         return base.id in _PLAIN_BASES or base.id in plain
     return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
+
+
+def _members_with_bases(name: str, by_name: dict[str, list[ast.ClassDef]]) -> set[str]:
+    """What a class defines, with what its bases defined in this file define (a NamedTuple's fields)."""
+    members: set[str] = set()
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in by_name:
+            continue
+        seen.add(current)
+        for cls in by_name[current]:
+            members |= _class_members(cls)
+            pending.extend(base.id for base in cls.bases if isinstance(base, ast.Name))
+    return members
 
 
 def _class_members(cls: ast.ClassDef) -> set[str]:
@@ -1323,11 +1338,11 @@ class Interpreter:
         """Environments for the true and false branches of ``test``."""
         true_env, false_env = dict(self.state.env), dict(self.state.env)
         for name, when_true, when_false in self._guard_facts(test):
-            current = self.state.env.get(name, UNKNOWN)
+            # Facts about one name add up (`not t.requires_grad and t.device.type == "cpu"`).
             if when_true is not None:
-                true_env[name] = _refined(current, when_true)
+                true_env[name] = _refined(true_env.get(name, UNKNOWN), when_true)
             if when_false is not None:
-                false_env[name] = _refined(current, when_false)
+                false_env[name] = _refined(false_env.get(name, UNKNOWN), when_false)
         return true_env, false_env
 
     def _guard_facts(self, test: ast.expr) -> Iterator[tuple[str, dict[str, object] | None, dict[str, object] | None]]:
@@ -1372,6 +1387,10 @@ class Interpreter:
             if isinstance(test.args[0], ast.Name):
                 yield test.args[0].id, {"kind": Kind.TENSOR}, _NOT_TENSOR
             return
+        if isinstance(test, ast.Call) and self.facts.qualname(test.func) == "numpy.isscalar" and test.args:
+            if isinstance(test.args[0], ast.Name):
+                yield test.args[0].id, _NOT_TENSOR, None  # a tensor, even a 0-d one, is no NumPy scalar
+            return
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             device_name = _device_type_subject(test.left)
             other = test.comparators[0]
@@ -1386,6 +1405,25 @@ class Interpreter:
                     yield device_name, equal, differ
                 elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
                     yield device_name, differ, equal
+            dtype_name = test.left.value.id if _is_dtype_of_name(test.left) else None  # type: ignore[attr-defined]
+            dtypes = self._named_dtypes(test.comparators[0])
+            if dtype_name is not None and dtypes:
+                # `t.dtype == torch.bool`, `t.dtype in (torch.int32, torch.int64)`: an integer tensor needs no grad.
+                known: dict[str, object] | None = None
+                if all(dtype in INTEGER_DTYPES for dtype in dtypes):
+                    known = {"dtype": dtypes[0] if len(dtypes) == 1 else "int64", "grad": Grad.NO}
+                elif len(dtypes) == 1:
+                    known = {"dtype": dtypes[0]}
+                if isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)):
+                    yield dtype_name, known, None
+                elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+                    yield dtype_name, None, known
+
+    def _named_dtypes(self, node: ast.expr) -> list[str]:
+        """``torch.int64`` or a tuple/list/set of such -> their dtypes; [] if any is not one."""
+        parts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        dtypes = [K.dtype_from_qualname(self.facts.qualname(part) or "") for part in parts]
+        return [dtype for dtype in dtypes if dtype is not None] if all(dtypes) else []
 
     def _is_non_tensor_class(self, node: ast.expr, qualname: str | None) -> bool:
         if qualname is not None:
@@ -1444,6 +1482,10 @@ def _refined(value: Value, changes: dict[str, object]) -> Value:
     if "device" in changes and changes["device"] is Device.UNKNOWN and value.device is Device.CPU:
         return value
     return value.with_(**changes)
+
+
+def _is_dtype_of_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "dtype" and isinstance(node.value, ast.Name)
 
 
 def _device_type_subject(node: ast.expr) -> str | None:

@@ -1,0 +1,172 @@
+"""Provenance patterns measured on real code (bench/precision.py): what is evidence of risk, what is provably safe.
+
+Each case is a snippet; a line ending in ``# expect: CODES`` must be reported with exactly those
+codes, every other line with none. Only the default rules run.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.engine import lint_source
+from flake8_tensorconv.source import Source
+
+CASES = {
+    "caller_supplied_tensor": """
+        import torch
+
+        def score(preds: torch.Tensor, fs: int):
+            return preds.cpu().numpy()  # expect: TCV101
+    """,
+    "caller_supplied_without_annotation": """
+        import torch
+
+        def to_array(x):
+            return x.cpu().numpy()  # expect: TCV101
+    """,
+    "unknown_provenance_is_the_strict_twins": """
+        import torch
+
+        class Metric:
+            def compute(self):
+                preds = torch.cat(self.preds)
+                return self.total.cpu().numpy(), preds.numpy()
+    """,
+    "scale_argument_is_no_evidence": """
+        import torch
+
+        def resize(x_np, size, mode):
+            x = torch.Tensor(x_np)[None, None, ...]
+            y = torch.nn.functional.interpolate(x, size=size, mode=mode)
+            return (torch.zeros(3) / size).numpy(), y[0, 0].numpy()
+    """,
+    "state_dict_values_are_detached": """
+        import torch
+
+        def compare(model, loaded):
+            for key in model.state_dict():
+                a = model.state_dict()[key].cpu().numpy()
+                b = loaded.state_dict(keep_vars=False)[key].cpu().numpy()
+    """,
+    "integer_results_of_any_receiver": """
+        import torch
+
+        def accuracy(learn):
+            predicted = learn.pred.argmax(dim=1)
+            return predicted.cpu().numpy()
+    """,
+    "distribution_samples": """
+        import torch
+        from torch.distributions import Categorical, Normal
+
+        def act(logits: torch.Tensor):
+            action = Categorical(logits=logits).sample()
+            noise = Normal(torch.zeros(2), 1.0).sample()
+            return action.cpu().numpy(), noise.numpy(), action.numpy()  # expect: TCV102
+    """,
+    "helper_return_values": """
+        import torch
+
+        def to_host(t):
+            return t.detach().cpu()
+
+        def trainable():
+            return torch.zeros(3, requires_grad=True)
+
+        def use(x: torch.Tensor):
+            return to_host(x).numpy(), trainable().numpy()  # expect: TCV101
+    """,
+    "attribute_stored_in_the_function": """
+        import torch
+
+        class Tracker:
+            def update(self, out: torch.Tensor):
+                self.last = out.detach().cpu()
+                first = self.last.numpy()
+                self.reset()
+                return first, self.last.numpy()
+
+            def keep(self, out: torch.Tensor):
+                self.value = out
+                return self.value.numpy()  # expect: TCV101, TCV102
+    """,
+    "guards_assert_and_dtype": """
+        import torch
+
+        def convert(t: torch.Tensor, u: torch.Tensor):
+            assert not t.requires_grad and t.device.type == "cpu"
+            a = t.numpy()
+            if u.dtype == torch.bool:
+                return a, u.cpu().numpy()
+            if u.device.type == "cuda":
+                return a, u.detach().cpu().numpy()
+            return a, u.detach().numpy()
+    """,
+    "star_import_of_a_torch_package": """
+        from fastai.basics import *
+
+        def create(fn: Tensor):
+            if isinstance(fn, Tensor):
+                fn = fn.numpy()  # expect: TCV101, TCV102
+            return torch.randperm(4).numpy()
+    """,
+    "star_import_without_torch": """
+        from mypackage import *
+
+        def create(fn):
+            return fn.cpu().numpy()
+    """,
+    "optional_and_union_annotations": """
+        from typing import Optional, Union
+        import numpy.typing as npt
+        import torch
+
+        def f(a: Optional[torch.Tensor], b: "torch.Tensor", c: Union[torch.Tensor, npt.NDArray], d: torch.Tensor | None):
+            return a.numpy(), b.cpu().numpy(), c.cpu().numpy(), d.detach().numpy()  # expect: TCV101, TCV102
+    """,
+    "foreign_and_own_classes": """
+        import onnxruntime as ort
+        import tensorflow as tf
+        import torch
+
+        class Frame:
+            def __init__(self, rows):
+                self.data = rows
+
+        def run(x):
+            session = ort.InferenceSession("model.onnx")
+            out = session.run(None, {"x": x})[0]
+            frame = Frame([1, 2])
+            return tf.constant([1.0]).numpy(), out.numpy(), frame.data.cpu()
+    """,
+    "legacy_constructor_is_a_fresh_cpu_tensor": """
+        import torch
+
+        def f(values):
+            t = torch.FloatTensor([1.0, 2.0]) * 2
+            return t.numpy()
+    """,
+}
+
+
+def _expected(source: str) -> dict[int, set[str]]:
+    expected = {}
+    for number, line in enumerate(source.splitlines(), 1):
+        match = re.search(r"# expect: (.*)$", line)
+        if match:
+            expected[number] = {code.strip() for code in match.group(1).split(",")}
+    return expected
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_provenance_pattern(name):
+    source = textwrap.dedent(CASES[name]).lstrip("\n")
+    findings = lint_source(Source(text=source), Settings())
+    found: dict[int, set[str]] = {}
+    for finding in findings:
+        found.setdefault(finding.start.line, set()).add(finding.code)
+    assert found == _expected(source), "\n".join(f"{f.start.line}: {f.code} {f.message}" for f in findings)
