@@ -144,6 +144,8 @@ class FileFacts:
     module_classes: set[str] = field(default_factory=set)
     # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
     plain_classes: set[str] = field(default_factory=set)
+    # LightningModule subclasses: their evaluation hooks run with grad disabled.
+    lightning_classes: set[str] = field(default_factory=set)
     # Module-level functions defined once (undecorated, or only switching grad mode), and what
     # calls to them return, worked out when first called.
     helpers: Mapping[str, ast.FunctionDef] = field(default_factory=dict)
@@ -219,6 +221,7 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
                     facts.module_classes.add(cls.name)
                     changed = True
                     break
+    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)
@@ -286,6 +289,21 @@ def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
     if isinstance(base, ast.Name) and base.id not in facts.aliases:
         return base.id in _PLAIN_BASES or base.id in plain
     return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
+
+
+def _subclasses(classes: list[ast.ClassDef], bases: frozenset[str], facts: FileFacts) -> set[str]:
+    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            if cls.name not in found and any(
+                facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases
+            ):
+                found.add(cls.name)
+                changed = True
+    return found
 
 
 def _members_with_bases(name: str, by_name: dict[str, list[ast.ClassDef]]) -> set[str]:
@@ -386,6 +404,8 @@ class Interpreter:
             return
         outer = self.state
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
+        if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
+            grad_enabled = False  # Lightning runs validation, test and predict under no_grad
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:

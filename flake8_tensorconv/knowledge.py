@@ -143,7 +143,25 @@ FOREIGN_LIBRARIES = frozenset(
 PARAMETER_CLASSES = frozenset(
     {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
 )
-MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+LIGHTNING_MODULE_BASES = frozenset(
+    {
+        "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule", "lightning.LightningModule", "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule", "lightning.pytorch.core.module.LightningModule",
+    }
+)
+# LightningModule hooks that Lightning's evaluation and prediction loops run with grad disabled.
+LIGHTNING_NO_GRAD_HOOKS = frozenset(
+    "validation_step test_step predict_step on_validation_batch_end on_test_batch_end on_predict_batch_end "
+    "on_validation_epoch_end on_test_epoch_end".split()
+)
+# nn.Module and the subclasses other libraries derive from: instances hold parameters.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module", "torch.nn.modules.module.Module", "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel", *LIGHTNING_MODULE_BASES,
+    }
+)
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 NDARRAY_CLASSES = frozenset({"numpy.ndarray"})
 

@@ -143,6 +143,17 @@ CASES = {
             frame = Frame([1, 2])
             return tf.constant([1.0]).numpy(), out.numpy(), frame.data.cpu()
     """,
+    "lightning_evaluation_hooks": """
+        import pytorch_lightning as pl
+        import torch
+
+        class Model(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return self(batch).cpu().numpy()  # expect: TCV101
+
+            def validation_step(self, batch, batch_idx):
+                return self(batch).cpu().numpy()
+    """,
     "legacy_constructor_is_a_fresh_cpu_tensor": """
         import torch
 
