@@ -154,6 +154,14 @@ CASES = {
             def validation_step(self, batch, batch_idx):
                 return self(batch).cpu().numpy()
     """,
+    "data_of_a_reshaped_receiver": """
+        import torch
+
+        def build(x, loader):
+            points = x.view(-1, 3).data.float().cpu().numpy()  # expect: TCV104
+            images = loader.dataset.data.float()
+            return points, images
+    """,
     "legacy_constructor_is_a_fresh_cpu_tensor": """
         import torch
 

@@ -19,6 +19,8 @@ _CONVERSIONS = frozenset(
 _MAY_ALIAS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "detach", "contiguous"})
 # Not evidence of a tensor: ndarray `.data` is a memoryview and masked/xarray `.data` an ndarray, which have these too.
 _NOT_TORCH_ONLY = frozenset({"tolist", "item"})
+# Methods that reshape a tensor (or an array) without changing what it is.
+_RESHAPES = frozenset({"view", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "contiguous"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -110,6 +112,8 @@ class DataInsteadOfDetach(Rule):
         if value.kind is not Kind.UNKNOWN or not chained:
             return False
         # Unknown receiver: the chain after `.data` is torch-only; rule out objects with their own `.data`.
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES:
+            receiver = receiver.func.value  # `x.view(n, -1).data.float()`: judged by `x`
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader")):
             return False
