@@ -391,6 +391,8 @@ class Interpreter:
         # Parameters hold what callers pass (maybe requiring grad, maybe on a GPU); not so when
         # summarising a helper, whose result must not depend on what one caller passes.
         self.caller_params = True
+        # Names that attributes were stored on (``self`` in ``self.x = ...``), in any function walked so far.
+        self.attribute_bases: set[str] = set()
         # While summarising a helper: the helper and the values its return statements give.
         self.summary_of: ast.FunctionDef | None = None
         self.returns: list[Value] = []
@@ -690,6 +692,7 @@ class Interpreter:
             key = _attribute_key(target)
             if key is not None:
                 self.state.env[key] = value  # `self.x = t.detach()`: read back as such in this function
+                self.attribute_bases.add(target.value.id)  # type: ignore[attr-defined]
             self._notify(target)
         elif isinstance(target, ast.Subscript):
             self.eval_target_parts(target)
@@ -698,6 +701,8 @@ class Interpreter:
 
     def _forget_attributes(self, name: str) -> None:
         """``name`` is rebound, or a call may change its attributes: what was stored on them no longer holds."""
+        if name not in self.attribute_bases:
+            return  # nothing was ever stored on it: most names, most calls
         env = self.state.env
         prefix = name + "."
         for key in [key for key in env if key.startswith(prefix)]:
