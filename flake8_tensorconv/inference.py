@@ -1044,6 +1044,13 @@ class Interpreter:
             return tensor(Grad.NO, any_device(devices) if devices else self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
         if qualname in ("torch.promote_types", "torch.result_type", "torch.get_default_dtype"):
             return Value(kind=Kind.DTYPE, grad=Grad.NO)
+        if qualname == "torch.load":
+            # Whatever was saved (a state dict, a tensor...); on the CPU when mapped there.
+            location = _kwarg(node, "map_location")
+            on_cpu = location is not None and _device_from(self.value_of(location), location) is Device.CPU
+            return Value(device=Device.CPU if on_cpu else Device.UNKNOWN)
+        if qualname == "torch.compile":
+            return args[0] if args and args[0].kind is Kind.MODULE else UNKNOWN  # the same module, compiled
         if qualname.startswith("torch.distributions.") and qualname.rpartition(".")[2][:1].isupper():
             # A distribution object; what it samples has its parameters' device (Categorical: indices).
             flat = _operands(args[:1], [*args[1:], *keywords.values()])
@@ -1246,7 +1253,13 @@ class Interpreter:
             return NUMBER if name in ("item", "dim", "numel", "nelement", "ndimension", "element_size", "get_device") else OTHER
         if name in ("type",) and node.args:
             dtype = _dtype_of_expression(node.args[0], args[0])
-            return plain.with_(dtype=dtype, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
+            device = plain.device
+            # `.type(torch.LongTensor)`, `.type("torch.cuda.FloatTensor")`: a tensor type names dtype and device.
+            spelled = node.args[0].value if isinstance(node.args[0], ast.Constant) else self.facts.qualname(node.args[0])
+            if isinstance(spelled, str) and spelled.replace(".cuda.", ".") in K.LEGACY_CONSTRUCTORS:
+                dtype = K.LEGACY_CONSTRUCTORS[spelled.replace(".cuda.", ".")] or "float32"
+                device = Device.ACCELERATOR if ".cuda." in spelled else Device.CPU
+            return plain.with_(dtype=dtype, device=device, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
         if name in ("type_as", "view_as", "expand_as", "reshape_as") and args:
             other = args[0]
             return plain.with_(dtype=other.dtype if name == "type_as" else plain.dtype)

@@ -162,6 +162,16 @@ CASES = {
             images = loader.dataset.data.float()
             return points, images
     """,
+    "load_compile_and_tensor_types": """
+        import torch
+
+        def f(path, x: torch.Tensor):
+            loaded = torch.load(path, map_location="cpu")["w"].numpy(), torch.load(path).numpy()
+            ids = x.type(torch.LongTensor).numpy()
+            on_gpu = x.detach().type(torch.cuda.FloatTensor).numpy()  # expect: TCV102
+            model = torch.compile(torch.nn.Linear(2, 2))
+            return model(x).cpu().numpy()  # expect: TCV101
+    """,
     "legacy_constructor_is_a_fresh_cpu_tensor": """
         import torch
 
