@@ -1075,8 +1075,9 @@ class Interpreter:
                 return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
             if qualname.startswith(("torch.nn.functional.", "torch.nn.init.")) or qualname.count(".") == 1:
                 # torch.cat((a, b)), torch.stack([...]): the tensors may sit in a sequence argument.
-                inputs = [*args[:1], *(value for key, value in keywords.items() if key in ("input", "tensors"))]
-                others = [*args[1:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
+                first = 2 if args and args[0].kind is Kind.STRING else 1  # torch.einsum("ij,jk", a, b)
+                inputs = [*args[:first], *(value for key, value in keywords.items() if key in ("input", "tensors"))]
+                others = [*args[first:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
                 flat = _operands(inputs, others)
                 return tensor(any_grad([a.grad for a in flat]), any_device([a.device for a in flat]))
             return UNKNOWN
