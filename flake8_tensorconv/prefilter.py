@@ -45,7 +45,7 @@ class Triggers:
 
     def in_file(self, text: str) -> bool:
         """Whether a trigger is written anywhere in ``text`` (which is not parsed yet)."""
-        if self._plain is not None and self._plain.search(text):
+        if self._plain is not None and _in_code(self._plain, text):
             return True
         if not self.qualified or not any(module in text for module in self.modules):
             return False
@@ -53,7 +53,7 @@ class Triggers:
         if bindings is None:
             return True  # an import this cannot read: let the parser decide
         pattern = _qualified_pattern(self, bindings, "")
-        return pattern is not None and pattern.search(text) is not None
+        return pattern is not None and _in_code(pattern, text)
 
     def lines(self, text: str, aliases: Mapping[str, str]) -> list[int]:
         """The lines (1-based, ascending) where a trigger starts, given the file's imports (local name -> qualified name)."""
@@ -66,7 +66,7 @@ class Triggers:
         )
         if renamed:
             patterns.append(re.compile("|".join(_token_pattern(f"{local}(", _SPACING) for local in renamed)))
-        starts = sorted(match.start() for pattern in patterns for match in pattern.finditer(text))
+        starts = sorted(match.start() for pattern in patterns for match in pattern.finditer(text) if not _in_doctest(text, match.start()))
         lines: list[int] = []
         line, counted = 1, 0
         for start in starts:
@@ -74,6 +74,16 @@ class Triggers:
             counted = start
             lines.append(line)
         return lines
+
+
+def _in_code(pattern: re.Pattern[str], text: str) -> bool:
+    return any(not _in_doctest(text, match.start()) for match in pattern.finditer(text))
+
+
+def _in_doctest(text: str, position: int) -> bool:
+    """Whether ``position`` is on a ``>>>`` line: in valid Python, only a string (a docstring's example) has one."""
+    line_start = text.rfind("\n", 0, position) + 1
+    return text[line_start:position].lstrip().startswith(">>>")
 
 
 def _is_qualified(token: str) -> bool:

@@ -33,6 +33,8 @@ ALL = rule_set(frozenset(rule.code for rule in ALL_RULES))
         ("import os, torch\nx = y.numpy()\n", True),
         ("from fastai.basics import *\nx = torch.ones(3).numpy()\n", True),  # a star import may re-export torch
         ("# torch\nx = y.numpy()\n", False),
+        ('import torch\n"""Example:\n\n    >>> y.numpy()\n"""\n', False),  # only in a docstring's example
+        ('import torch\n"""\n>>> y.numpy()\n"""\nz = y.numpy()\n', True),
     ],
 )
 def test_prefilter(text, expected):
@@ -58,6 +60,12 @@ def test_prefilter(text, expected):
 def test_qualified_triggers_follow_the_imports(text, expected):
     triggers = Triggers(["numpy.sum(", "numpy.testing.assert_allclose("])
     assert triggers.in_file(text) is expected
+
+
+def test_trigger_lines_skip_docstring_examples():
+    triggers = Triggers([".numpy("])
+    text = 'def f(t):\n    """\n    >>> f(x).numpy()\n    """\n    return t\n\ny = x.numpy()\n'
+    assert triggers.lines(text, {}) == [7]
 
 
 def test_trigger_lines_allow_spacing_and_renamed_imports():
