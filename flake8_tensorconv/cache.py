@@ -48,7 +48,8 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def codes_key(codes: Iterable[str]) -> str:
+@lru_cache(maxsize=64)
+def codes_key(codes: frozenset[str]) -> str:
     """A short name for a set of enabled codes (per-file ignores make it differ between paths)."""
     return hashlib.blake2b(",".join(sorted(codes)).encode(), digest_size=6).hexdigest()
 

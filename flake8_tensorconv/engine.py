@@ -55,11 +55,17 @@ _IMPORTS_TORCH = re.compile(r"\b(?:from|import)\b(?:[^\n\\;]|\\[\s\S])*?(?:\btor
 
 
 def select_rules(settings: Settings, path: str = "") -> RuleSet:
-    codes = settings.enabled_codes((rule.code, rule.default_enabled) for rule in ALL_RULES)
+    codes = _enabled_codes(settings)
     ignored = settings.ignored_for(path) if path else ()
     if ignored:
         codes = frozenset(code for code in codes if not any(code.startswith(prefix) for prefix in ignored))
     return rule_set(codes)
+
+
+@lru_cache(maxsize=64)
+def _enabled_codes(settings: Settings) -> frozenset[str]:
+    # Asked for every file of a run, always with the same settings.
+    return settings.enabled_codes((rule.code, rule.default_enabled) for rule in ALL_RULES)
 
 
 def needs_parse(text: str, rules: RuleSet) -> bool:
