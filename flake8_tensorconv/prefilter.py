@@ -38,7 +38,7 @@ class Triggers:
         # One pattern for the file, with the tokens as written; one for functions, with any
         # spacing inside the tokens (`x .numpy ()`): looser, so that walking only the functions
         # that match never loses a finding that walking the whole file would make.
-        self._plain = re.compile("|".join(_token_pattern(token, "") for token in plain)) if plain else None
+        self._plain = _file_pattern(plain) if plain else None
         self._plain_loose = re.compile("|".join(_token_pattern(token, _SPACING) for token in plain)) if plain else None
         # `from torch import Tensor as T` makes `T(` a call of the trigger `Tensor(`.
         self._call_names = frozenset(token[:-1] for token in plain if token.endswith("(") and token[:-1].isidentifier())
@@ -90,6 +90,26 @@ def _is_qualified(token: str) -> bool:
     """``numpy.sum(``: a dotted name, as opposed to text such as ``.numpy(`` or ``Tensor(``."""
     name = token[:-1] if token.endswith("(") else token
     return "." in name and all(part.isidentifier() for part in name.split("."))
+
+
+def _file_pattern(tokens: list[str]) -> re.Pattern[str]:
+    """The tokens as written, in one pattern that the regex engine scans quickly.
+
+    Most tokens are calls (`tensor(`): they are found at their "(" (a rare character next to
+    the letters the names start with), looking back for the name.
+    """
+    calls = [token for token in tokens if token.endswith("(")]
+    others = [_token_pattern(token, "") for token in tokens if not token.endswith("(")]
+    if calls:
+        others.append(r"\((?:" + "|".join(_looking_back(token) for token in calls) + ")")
+    return re.compile("|".join(others))
+
+
+def _looking_back(token: str) -> str:
+    escaped = re.escape(token)
+    if _is_word(token[0]):
+        return rf"(?<={escaped})(?<!\w{escaped})"
+    return rf"(?<={escaped})"
 
 
 def _token_pattern(token: str, spacing: str) -> str:
