@@ -8,10 +8,12 @@ file, and an entry inside it is used only when the file's content hash and the
 codes enabled for that path are those the findings were made with: the cache can
 make a run faster, never different.
 
-Every write goes to a temporary file that replaces the cache file in one step, so
-concurrent runs see either the old or the new file, never half of one; the last
-writer wins, and what another run had added comes back as a miss. An unreadable
-or malformed cache file or entry is a miss too.
+A run writes its new entries merged into the cache file as it is on disk at that
+moment, through a temporary file that replaces it in one step: concurrent runs see
+the old file or the new one, never half of one. Two runs that write at the same
+moment may lose one's new entries, which later comes back as a miss; an unreadable
+or malformed cache file or entry is a miss too. The files of the most recent
+fingerprints are kept, older ones (another version, edited rules) are removed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Positi
 
 CACHE_DIRECTORY = ".tensorconv_cache"
 _FORMAT = 1
+# Cache files kept: one per fingerprint, so a few settings used in turn all stay cached.
+_KEPT_FILES = 8
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by tensorconv.\n"
@@ -104,6 +108,16 @@ class Cache:
             if os.path.exists(temporary):
                 os.unlink(temporary)
         self._added.clear()
+        self._remove_old_files()
+
+    def _remove_old_files(self) -> None:
+        try:
+            files = [entry for entry in os.scandir(self.directory) if entry.name.endswith(".json") and entry.is_file()]
+            files.sort(key=lambda entry: entry.stat().st_mtime, reverse=True)
+            for entry in files[_KEPT_FILES:]:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # another run removed it first, or it is not ours to remove: it costs disk space, not results
 
     def _load(self) -> dict[str, Any]:
         try:

@@ -181,7 +181,7 @@ def _run(
     if jobs == 1:
         done = [check([paths[index] for index in task]) for task in tasks]
     else:
-        from concurrent.futures import ProcessPoolExecutor  # a tenth of a second to import: only when used
+        from concurrent.futures import ProcessPoolExecutor  # tens of milliseconds to import: only when used
 
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_process_context()) as pool:
             done = list(pool.map(check, [[paths[index] for index in task] for task in tasks]))

@@ -176,6 +176,14 @@ def test_unwritable_cache_is_reported_not_fatal(project, monkeypatch):
     assert "Permission denied" in (cache.write_error or "")
 
 
+def test_only_the_most_recent_fingerprints_are_kept(project, monkeypatch):
+    for version in range(12):
+        monkeypatch.setattr(cache_module, "__version__", f"0.{version}")
+        run(project)
+    assert len(list((project / CACHE_DIRECTORY).glob("*.json"))) == cache_module._KEPT_FILES
+    assert os.path.exists(Cache(str(project), Settings()).path)  # the newest one stays
+
+
 def test_cli_writes_the_cache_in_the_project_root_and_no_cache_leaves_none(tensorconv, project):
     (project / "pyproject.toml").write_text("[tool.tensorconv]\n")
     (project / "sub").mkdir()
