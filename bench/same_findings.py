@@ -1,12 +1,16 @@
 """Check that a speed change changed no finding: the working tree against a git revision.
 
-    python bench/same_findings.py [--against REV] [PATH ...]
+    python bench/same_findings.py [--against REV | --unfiltered] [PATH ...]
 
 Lints every file under PATH (default: the installed torch package and, when it has
 been fetched, the dev corpus in .bench/corpus) with the default rules and with every
 rule, once with the package as it is in REV (default: HEAD) and once with the working
 tree, each in its own processes, and compares every finding, fix included. Exits 1 and
 prints the first differences if there are any.
+
+``--unfiltered`` compares the working tree with itself run without its shortcuts: every
+file parsed (no prefilter) and every function walked. It checks that the trigger tokens
+never drop a finding. Files that cannot be parsed are left out of that comparison.
 """
 
 from __future__ import annotations
@@ -25,10 +29,15 @@ BENCH = ROOT / ".bench"
 
 # Run inside the tree under test: one JSON line per finding, sorted.
 LINT = """
-import json, sys
+import json, os, sys
 from multiprocessing import get_context
+from flake8_tensorconv import engine
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import lint_source
+
+UNFILTERED = os.environ.get("SAME_FINDINGS_UNFILTERED") == "1"
+if UNFILTERED:
+    engine._scopes_to_walk = lambda *args: None
 from flake8_tensorconv.files import discover
 from flake8_tensorconv.source import read_source
 
@@ -36,9 +45,10 @@ def lint(path):
     rows = []
     for label, settings in (("default", Settings()), ("all", Settings(select=("ALL",)))):
         try:
-            findings = lint_source(read_source(path), settings)
+            findings = lint_source(read_source(path), settings, prefiltered=UNFILTERED)
         except Exception as error:
-            rows.append(json.dumps([label, path, "error", type(error).__name__, str(error)]))
+            if not UNFILTERED:
+                rows.append(json.dumps([label, path, "error", type(error).__name__, str(error)]))
             continue
         for f in findings:
             edits = f.fix and [[e.start.line, e.start.column, e.end.line, e.end.column, e.content] for e in f.fix.edits]
@@ -60,20 +70,26 @@ with open(sys.argv[1], "w", encoding="utf-8") as handle:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", default="HEAD", metavar="REV", help="the git revision to compare with (default: HEAD)")
+    parser.add_argument("--unfiltered", action="store_true", help="compare with the working tree run without prefilter and pruned walk")
     parser.add_argument("paths", nargs="*", metavar="PATH")
     args = parser.parse_args(argv)
     paths = [os.path.abspath(path) for path in args.paths] or _default_paths()
     BENCH.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BENCH, prefix="same-findings-") as scratch:
-        before_tree = Path(scratch) / "before"
-        before_tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against, "flake8_tensorconv"], capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(before_tree)], input=archive.stdout, check=True)
+        before_tree = ROOT
+        if not args.unfiltered:
+            before_tree = Path(scratch) / "before"
+            before_tree.mkdir()
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against, "flake8_tensorconv"], capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(before_tree)], input=archive.stdout, check=True)
         before, after = Path(scratch) / "before.jsonl", Path(scratch) / "after.jsonl"
-        for tree, output in ((before_tree, before), (ROOT, after)):
-            environment = {**os.environ, "PYTHONPATH": str(tree)}
+        for tree, output, unfiltered in ((before_tree, before, args.unfiltered), (ROOT, after, False)):
+            environment = {**os.environ, "PYTHONPATH": str(tree), "SAME_FINDINGS_UNFILTERED": "1" if unfiltered else "0"}
             subprocess.run([sys.executable, "-c", LINT, str(output), *paths], env=environment, check=True, cwd=scratch)
         old, new = before.read_text(encoding="utf-8").splitlines(), after.read_text(encoding="utf-8").splitlines()
+        if args.unfiltered:
+            new = [row for row in new if '"error"' not in row.split(",", 3)[2]]
+            args.against = "unfiltered"
     print(f"{args.against}: {len(old)} findings; working tree: {len(new)} findings (default rules and all rules, on {', '.join(paths)})")
     if old == new:
         print("same findings")

@@ -1,7 +1,8 @@
 """Which files are parsed, and which functions and classes walked, from the rules' trigger tokens.
 
-A trigger is either text (``.numpy(``, ``.data``, ``Tensor(``), whose identifiers match
-only whole (``.data`` is not ``.dataset``), or a qualified call (``numpy.sum(``): a call of
+A trigger is either text (``.numpy(``, ``.data``), whose identifiers match only whole
+(``.data`` is not ``.dataset``) and which may start with the closing parenthesis of a call
+(``).detach(``: line breaks and comments may stand after it), or a qualified call (``numpy.sum(``): a call of
 that function under whatever name the file imports it (``np.sum(``, ``numpy.sum(``, or
 ``sum(`` after ``from numpy import sum``), so that a rule about NumPy's ``sum`` does not
 wake up at every ``sum(``.
@@ -20,8 +21,11 @@ from functools import lru_cache
 
 # What may stand between two tokens of one expression: spaces, line breaks, a backslash continuation.
 _SPACING = r"[\s\\]*"
-# An import statement, or its first line: `import a.b as c, d` / `from a.b import c as d, e`.
-_IMPORT = re.compile(r"\b(?:from[ \t]+(?P<module>\.*[\w.]*)[ \t]+)?import[ \t]+(?P<names>[^\n;#]*)")
+# An import statement, or its first line: `import a.b as c, d` / `from a.b import c as d, e`. The
+# pattern starts with the literal "import" (which the regex engine finds quickly); `from a.b`
+# is looked for before it, on its line.
+_IMPORT = re.compile(r"import(?<!\wimport)[ \t]+(?P<names>[^\n;#]*)")
+_FROM = re.compile(r"(?<![\w.])from[ \t]+(?P<module>\.*[\w.]*)[ \t]+$")
 _IMPORTED_NAME = re.compile(r"\s*([\w.]+)(?:\s+as\s+(\w+))?\s*")
 
 Bindings = frozenset[tuple[str, str]]  # (local name, qualified name)
@@ -32,41 +36,42 @@ class Triggers:
 
     def __init__(self, tokens: Iterable[str]) -> None:
         tokens = sorted(set(tokens))
-        plain = [token for token in tokens if not _is_qualified(token)]
         self.qualified = tuple(token for token in tokens if _is_qualified(token))
         self.modules = frozenset(token.partition(".")[0] for token in self.qualified)
+        plain = [token for token in tokens if not _is_qualified(token)]
         # One pattern for the file, with the tokens as written; one for functions, with any
         # spacing inside the tokens (`x .numpy ()`): looser, so that walking only the functions
         # that match never loses a finding that walking the whole file would make.
-        self._plain = _file_pattern(plain) if plain else None
-        self._plain_loose = re.compile("|".join(_token_pattern(token, _SPACING) for token in plain)) if plain else None
+        self._file = _patterns(plain, "")
+        self._loose = _patterns(plain, _SPACING)
+        # Every dotted prefix of a qualified trigger (`numpy`, `numpy.testing`): an import of
+        # anything else (most of a file's imports) cannot bring one into scope.
+        self._prefixes = frozenset(
+            ".".join(parts[:end]) for token in self.qualified for parts in [token.rstrip("(").split(".")] for end in range(1, len(parts) + 1)
+        )
         # `from torch import Tensor as T` makes `T(` a call of the trigger `Tensor(`.
         self._call_names = frozenset(token[:-1] for token in plain if token.endswith("(") and token[:-1].isidentifier())
 
     def in_file(self, text: str) -> bool:
         """Whether a trigger is written anywhere in ``text`` (which is not parsed yet)."""
-        if self._plain is not None and _in_code(self._plain, text):
+        if any(_in_code(pattern, text) for pattern in self._file):
             return True
         if not self.qualified or not any(module in text for module in self.modules):
             return False
         bindings = _bindings_in_text(text, self)
         if bindings is None:
             return True  # an import this cannot read: let the parser decide
-        pattern = _qualified_pattern(self, bindings, "")
-        return pattern is not None and _in_code(pattern, text)
+        return any(_in_code(pattern, text) for pattern in _qualified_patterns(self, bindings, ""))
 
     def lines(self, text: str, aliases: Mapping[str, str]) -> list[int]:
         """The lines (1-based, ascending) where a trigger starts, given the file's imports (local name -> qualified name)."""
-        patterns = [self._plain_loose] if self._plain_loose is not None else []
-        qualified = _qualified_pattern(self, _relevant(aliases, self), _SPACING)
-        if qualified is not None:
-            patterns.append(qualified)
+        patterns = self._loose + _qualified_patterns(self, _relevant(aliases, self), _SPACING)
         renamed = sorted(
             local for local, qualname in aliases.items() if qualname.rpartition(".")[2] in self._call_names and local != qualname.rpartition(".")[2]
         )
         if renamed:
-            patterns.append(re.compile("|".join(_token_pattern(f"{local}(", _SPACING) for local in renamed)))
-        starts = sorted(match.start() for pattern in patterns for match in pattern.finditer(text) if not _in_doctest(text, match.start()))
+            patterns += _patterns([f"{local}(" for local in renamed], _SPACING)
+        starts = sorted(match.start() for pattern in patterns for match in pattern.finditer(text) if _counts(text, match))
         lines: list[int] = []
         line, counted = 1, 0
         for start in starts:
@@ -77,7 +82,32 @@ class Triggers:
 
 
 def _in_code(pattern: re.Pattern[str], text: str) -> bool:
-    return any(not _in_doctest(text, match.start()) for match in pattern.finditer(text))
+    return any(_counts(text, match) for match in pattern.finditer(text))
+
+
+def _counts(text: str, match: re.Match[str]) -> bool:
+    """A match outside docstring examples, and for a `)`-token, right after a call."""
+    position = match.start()
+    if _in_doctest(text, position):
+        return False
+    return match.lastgroup is None or _follows_call(text, position)
+
+
+def _follows_call(text: str, position: int) -> bool:
+    """Whether a ")" comes right before ``position``, with only spacing (and maybe comments) between."""
+    index = position - 1
+    while index >= 0:
+        character = text[index]
+        if character == ")":
+            return True
+        if character == "\n":
+            line_start = text.rfind("\n", 0, index) + 1
+            if "#" in text[line_start:index]:
+                return True  # maybe a comment after a ")": let the parser decide
+        elif not (character.isspace() or character == "\\"):
+            return False
+        index -= 1
+    return False
 
 
 def _in_doctest(text: str, position: int) -> bool:
@@ -92,24 +122,23 @@ def _is_qualified(token: str) -> bool:
     return "." in name and all(part.isidentifier() for part in name.split("."))
 
 
-def _file_pattern(tokens: list[str]) -> re.Pattern[str]:
-    """The tokens as written, in one pattern that the regex engine scans quickly.
+def _patterns(tokens: list[str], spacing: str) -> list[re.Pattern[str]]:
+    """The tokens as regexes, one per first character: a pattern whose alternatives all start
+    with the same literal is one the regex engine scans for quickly (several such scans beat
+    one pattern of mixed starts, which is tried at every position).
 
-    Most tokens are calls (`tensor(`): they are found at their "(" (a rare character next to
-    the letters the names start with), looking back for the name.
+    A `)`-token (`).detach(`) is matched without its ")" (a pattern that starts at every ")"
+    is slow); a named group at its end tells :func:`_counts` to look for the ")" before it.
     """
-    calls = [token for token in tokens if token.endswith("(")]
-    others = [_token_pattern(token, "") for token in tokens if not token.endswith("(")]
-    if calls:
-        others.append(r"\((?:" + "|".join(_looking_back(token) for token in calls) + ")")
-    return re.compile("|".join(others))
-
-
-def _looking_back(token: str) -> str:
-    escaped = re.escape(token)
-    if _is_word(token[0]):
-        return rf"(?<={escaped})(?<!\w{escaped})"
-    return rf"(?<={escaped})"
+    by_start: dict[str, list[str]] = {}
+    for token in tokens:
+        chained = token.startswith(")")
+        body = token[1:] if chained else token
+        pattern = _token_pattern(body, spacing)
+        if chained:
+            pattern += f"(?P<after_call_{len(by_start.get(body[0], []))}>)"
+        by_start.setdefault(body[0], []).append(pattern)
+    return [re.compile("|".join(alternatives)) for alternatives in by_start.values()]
 
 
 def _token_pattern(token: str, spacing: str) -> str:
@@ -131,7 +160,9 @@ def _bindings_in_text(text: str, triggers: Triggers) -> Bindings | None:
     """The names the text imports from the triggers' modules; None if an import cannot be read."""
     bindings: set[tuple[str, str]] = set()
     for match in _IMPORT.finditer(text):
-        module, names = match.group("module"), match.group("names").strip()
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        before = _FROM.search(text, line_start, match.start())
+        module, names = (before.group("module") if before else None), match.group("names").strip()
         if module is not None:
             if module.startswith(".") or module.partition(".")[0] not in triggers.modules:
                 continue
@@ -162,27 +193,38 @@ def _relevant(aliases: Mapping[str, str], triggers: Triggers) -> Bindings:
     return frozenset((local, qualname) for local, qualname in aliases.items() if qualname.partition(".")[0] in triggers.modules)
 
 
-@lru_cache(maxsize=256)
-def _qualified_pattern(triggers: Triggers, bindings: Bindings, spacing: str) -> re.Pattern[str] | None:
-    """Where the qualified triggers are called under the given imports."""
+def _qualified_patterns(triggers: Triggers, bindings: Bindings, spacing: str) -> list[re.Pattern[str]]:
+    """Where the qualified triggers are called under the given imports: a pattern per imported name.
+
+    Patterns are compiled per name, not per set of names: files import the same few names
+    (`np`, `torch`, `F`) in many combinations, and compiling is what costs.
+    """
+    return [
+        pattern
+        for local, qualname in sorted(bindings)
+        if qualname in triggers._prefixes and (pattern := _binding_pattern(triggers, local, qualname, spacing)) is not None
+    ]
+
+
+@lru_cache(maxsize=512)
+def _binding_pattern(triggers: Triggers, local: str, qualname: str, spacing: str) -> re.Pattern[str] | None:
     alternatives = []
-    for local, qualname in sorted(bindings):
-        calls, names = [], []
-        for token in triggers.qualified:
-            target, call = (token[:-1], True) if token.endswith("(") else (token, False)
-            if target == qualname:
-                rest = ""
-            elif target.startswith(qualname + "."):
-                rest = target[len(qualname) + 1 :]
-            else:
-                continue
-            (calls if call else names).append(rest)
-        head = re.escape(local) + rf"(?<!\w{re.escape(local)})"
-        for rests, tail in ((calls, spacing + r"\("), (names, r"(?!\w)")):
-            if "" in rests:
-                alternatives.append(head + tail)
-            attributes = sorted(rest for rest in rests if rest)
-            if attributes:
-                dotted = "|".join(spacing.join(re.escape(part) for part in re.findall(r"\w+|\.", rest)) for rest in attributes)
-                alternatives.append(f"{head}{spacing}\\.{spacing}(?:{dotted}){tail}")
+    calls, names = [], []
+    for token in triggers.qualified:
+        target, call = (token[:-1], True) if token.endswith("(") else (token, False)
+        if target == qualname:
+            rest = ""
+        elif target.startswith(qualname + "."):
+            rest = target[len(qualname) + 1 :]
+        else:
+            continue
+        (calls if call else names).append(rest)
+    head = re.escape(local) + rf"(?<!\w{re.escape(local)})"
+    for rests, tail in ((calls, spacing + r"\("), (names, r"(?!\w)")):
+        if "" in rests:
+            alternatives.append(head + tail)
+        attributes = sorted(rest for rest in rests if rest)
+        if attributes:
+            dotted = "|".join(spacing.join(re.escape(part) for part in re.findall(r"\w+|\.", rest)) for rest in attributes)
+            alternatives.append(f"{head}{spacing}\\.{spacing}(?:{dotted}){tail}")
     return re.compile("|".join(alternatives)) if alternatives else None

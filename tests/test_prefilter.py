@@ -35,6 +35,18 @@ ALL = rule_set(frozenset(rule.code for rule in ALL_RULES))
         ("# torch\nx = y.numpy()\n", False),
         ('import torch\n"""Example:\n\n    >>> y.numpy()\n"""\n', False),  # only in a docstring's example
         ('import torch\n"""\n>>> y.numpy()\n"""\nz = y.numpy()\n', True),
+        # Calls of torch functions count under the names the file imports them as.
+        ("import torch\nz = torch.tensor(a)\n", True),
+        ("import torch as th\nz = th.from_numpy(a)\n", True),
+        ("from torch import tensor\nz = tensor(a)\n", True),
+        ("x = 1; from torch import as_tensor as at\nz = at(a)\n", True),
+        ("import torch\nz = table.tensor(a)\n", False),  # a method of something else
+        ('import torch\n"""Returns:\n    tensor([1., 2.])\n"""\n', False),  # a printed tensor in a docstring
+        ("import numpy as np\nimport torch\nz = np.asanyarray(t)\n", True),
+        # `.detach(` counts right after a call, also across a line break and a comment.
+        ("import torch\nz = y.cpu().detach()\n", True),
+        ("import torch\nz = (y.cpu()  # to the host\n     .detach())\n", True),
+        ("import torch\nz = y.detach()\n", False),
     ],
 )
 def test_prefilter(text, expected):
@@ -60,6 +72,12 @@ def test_prefilter(text, expected):
 def test_qualified_triggers_follow_the_imports(text, expected):
     triggers = Triggers(["numpy.sum(", "numpy.testing.assert_allclose("])
     assert triggers.in_file(text) is expected
+
+
+def test_trigger_lines_of_tokens_after_a_call():
+    triggers = Triggers([").detach("])
+    text = "a = x.detach()\nb = (x.cpu()\n     .detach())\nc = f(x) .detach()\n"
+    assert triggers.lines(text, {}) == [3, 4]
 
 
 def test_trigger_lines_skip_docstring_examples():

@@ -23,7 +23,7 @@ CONVERSIONS: dict[str, str | None] = {
     "torch.tensor": "data",
     "torch.Tensor": None,
 }
-TRIGGERS = ("from_numpy", "as_tensor", "asarray(", "tensor(", "Tensor(")
+TRIGGERS = tuple(f"{name}(" for name in CONVERSIONS)
 # Conversions that reuse the array's memory (``torch.asarray`` unless told to copy).
 _ZERO_COPY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.asarray"})
 # Expressions ``.copy()`` can follow without parentheses.

@@ -25,7 +25,7 @@ LEGACY_CONSTRUCTORS: dict[str, str | None] = {
 }
 # 0-d arrays and NumPy scalars of these dtypes are read as a size (a bool one as the value 1.0).
 _SIZE_DTYPES = INTEGER_DTYPES - {"bool"}
-TRIGGERS = tuple(sorted({name.rpartition(".")[2] + "(" for name in LEGACY_CONSTRUCTORS}))
+TRIGGERS = tuple(f"{name}(" for name in LEGACY_CONSTRUCTORS)
 
 
 @dataclass(frozen=True)

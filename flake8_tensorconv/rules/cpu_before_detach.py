@@ -36,7 +36,7 @@ class CpuBeforeDetach(Rule):
     code = "TCV103"
     name = "cpu-before-detach"
     message = "`.detach()` after a device copy records the copy in the autograd graph; call `.detach()` first"
-    triggers = (".detach(",)
+    triggers = (").detach(",)  # the device copy's closing parenthesis, then `.detach(`
     fix_safety = "safe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

@@ -77,7 +77,7 @@ class Float64IntoFloat32Model(Rule):
         "a float64 input to a layer with float32 weights raises a dtype mismatch error (`Double and Float`); "
         "`.float()` casts the input to float32"
     )
-    triggers = ("from_numpy(", "tensor(", "asarray(")
+    triggers = ("torch.from_numpy(", "torch.as_tensor(", "torch.asarray(", "torch.tensor(")
     fix_safety = "unsafe"
 
     def __init__(self, settings: Settings) -> None:

@@ -63,7 +63,7 @@ class MutatedSharedSource(Rule):
         "in-place write into an array that a tensor made by `torch.from_numpy`/`torch.as_tensor` shares: "
         "the tensor changes too; convert with `torch.tensor(...)` (a copy)"
     )
-    triggers = ("from_numpy", "as_tensor", "asarray(")
+    triggers = tuple(f"{name}(" for name in sorted(_SHARING_CONVERSIONS))
     fix_safety = "unsafe"
 
     def __init__(self, settings: Settings) -> None:

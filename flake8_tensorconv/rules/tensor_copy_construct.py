@@ -53,7 +53,7 @@ class TensorCopyConstruct(Rule):
         "`torch.tensor()` of a tensor emits a UserWarning on every call (copy-construct); "
         "`t.detach().clone()` makes the same detached copy without it"
     )
-    triggers = ("tensor(",)
+    triggers = ("torch.tensor(",)
     fix_safety = "safe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

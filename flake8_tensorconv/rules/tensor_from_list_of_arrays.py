@@ -72,7 +72,7 @@ class TensorFromListOfArrays(Rule):
         "`{name}()` of a list of NumPy arrays converts element by element (UserWarning: extremely slow); "
         "stack the list into one array with `np.array()` first"
     )
-    triggers = ("tensor(", "asarray(")
+    triggers = tuple(f"{name}(" for name in sorted(TENSOR_FROM_DATA))
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

@@ -84,7 +84,7 @@ class WriteThroughSharedArray(Rule):
         "in-place write into an array that shares memory with a tensor changes the tensor on the CPU "
         "(not on a GPU, where `.cpu()` copied); add `.copy()` where the array is made"
     )
-    triggers = (".numpy(", "asarray(")
+    triggers = (".numpy(", *(f"{name}(" for name in sorted(_AS_ARRAY)))
     fix_safety = "unsafe"
 
     def __init__(self, settings: Settings) -> None:
