@@ -158,17 +158,43 @@ def _scopes_to_walk(source: Source, aliases: dict[str, str], rules: RuleSet) -> 
 
     Rules report only where one of their triggers is written (a file without any is not
     even parsed), so walking what holds none cannot find anything. Module-level statements
-    are always walked: functions start from the module's names.
+    are always walked: functions start from the module's names. A trigger in the scope's
+    own docstring (`Returns torch.tensor(...)`) is text, not code: it does not count.
     """
     if rules.triggers is None:
         return None
     trigger_lines = rules.triggers.lines(source.normalized, aliases)
 
     def walks(node: ast.AST) -> bool:
-        index = bisect_left(trigger_lines, node.lineno)  # type: ignore[attr-defined]
-        return index < len(trigger_lines) and trigger_lines[index] <= node.end_lineno  # type: ignore[attr-defined]
+        first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        index = bisect_left(trigger_lines, first)
+        if index == len(trigger_lines) or trigger_lines[index] > last:
+            return False
+        docstring = _docstring_lines(node, source)
+        if docstring is not None:
+            while index < len(trigger_lines) and docstring[0] <= trigger_lines[index] <= docstring[1]:
+                index += 1
+        return index < len(trigger_lines) and trigger_lines[index] <= last
 
     return walks
+
+
+def _docstring_lines(node: ast.AST, source: Source) -> tuple[int, int] | None:
+    """The lines of the docstring of a function or class, when nothing else is written on them."""
+    body = getattr(node, "body", None)
+    if not body:
+        return None
+    docstring = body[0]
+    if not (isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant) and isinstance(docstring.value.value, str)):
+        return None
+    # Columns count UTF-8 bytes; what may stand around the docstring (spaces, a comment) is
+    # ASCII, so anything else makes the line count as code.
+    if source.line(docstring.lineno)[: docstring.col_offset].strip():
+        return None
+    after = source.line(docstring.end_lineno).encode("utf-8")[docstring.end_col_offset :].strip()  # type: ignore[arg-type]
+    if after and not after.startswith(b"#"):
+        return None
+    return docstring.lineno, docstring.end_lineno  # type: ignore[return-value]
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:

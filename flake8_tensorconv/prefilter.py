@@ -88,7 +88,7 @@ def _in_code(pattern: re.Pattern[str], text: str) -> bool:
 def _counts(text: str, match: re.Match[str]) -> bool:
     """A match outside docstring examples, and for a `)`-token, right after a call."""
     position = match.start()
-    if _in_doctest(text, position):
+    if _not_code(text, position):
         return False
     return match.lastgroup is None or _follows_call(text, position)
 
@@ -110,10 +110,14 @@ def _follows_call(text: str, position: int) -> bool:
     return False
 
 
-def _in_doctest(text: str, position: int) -> bool:
-    """Whether ``position`` is on a ``>>>`` line: in valid Python, only a string (a docstring's example) has one."""
+def _not_code(text: str, position: int) -> bool:
+    """Whether ``position`` is on a line that starts with ``#`` or ``>>>``.
+
+    Outside a string such a line is a comment (a ``>>>`` one does not parse); inside one, it
+    is text (a docstring's example). Either way, what is on it is not code.
+    """
     line_start = text.rfind("\n", 0, position) + 1
-    return text[line_start:position].lstrip().startswith(">>>")
+    return text[line_start:position].lstrip().startswith(("#", ">>>"))
 
 
 def _is_qualified(token: str) -> bool:
@@ -162,6 +166,8 @@ def _bindings_in_text(text: str, triggers: Triggers) -> Bindings | None:
     for match in _IMPORT.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
         before = _FROM.search(text, line_start, match.start())
+        if before is None and not _starts_statement(text[line_start : match.start()]):
+            continue  # "import" in a comment or in prose
         module, names = (before.group("module") if before else None), match.group("names").strip()
         if module is not None:
             if module.startswith(".") or module.partition(".")[0] not in triggers.modules:
@@ -187,6 +193,13 @@ def _bindings_in_text(text: str, triggers: Triggers) -> Bindings | None:
             if qualname.partition(".")[0] in triggers.modules:
                 bindings.add((local, qualname) if local else (qualname.partition(".")[0],) * 2)
     return frozenset(bindings)
+
+
+def _starts_statement(before: str) -> bool:
+    """Whether a statement can start after ``before`` (the text of its line before it): only
+    indentation, or a `;` or a compound statement's `:` (`try: import torch`)."""
+    before = before.strip()
+    return not before or before.endswith((";", ":"))
 
 
 def _relevant(aliases: Mapping[str, str], triggers: Triggers) -> Bindings:

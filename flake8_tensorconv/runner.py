@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from flake8_tensorconv.cache import Cache, codes_key, content_digest
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import ParseError, fix_source, fixable, lint_source, needs_parse, select_rules
 from flake8_tensorconv.findings import Finding, Position
+from flake8_tensorconv.parallel import run_tasks
 from flake8_tensorconv.source import SourceError, decode, write_atomically
 
 if TYPE_CHECKING:
-    from multiprocessing.context import BaseContext
+    from flake8_tensorconv.cache import Cache
 
 UNPARSABLE = "TCV001"
 
@@ -26,6 +25,7 @@ class Mode:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False  # compute fixes, report the diff, write nothing
+    digest: bool = False  # hash what is checked, for the cache
 
 
 @dataclass
@@ -60,7 +60,8 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         if unparsable_enabled:
             result.findings.append(_unparsable(f"cannot read: {error.strerror or error}", Position(1, 0)))
         return
-    result.digest = content_digest(raw)
+    if mode.digest:
+        result.digest = _digest(raw)
     try:
         source = decode(raw)
     except SourceError as error:
@@ -86,7 +87,7 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
                     except OSError as error:
                         result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
                     else:
-                        result.digest = content_digest(fixed_bytes)
+                        result.digest = _digest(fixed_bytes) if mode.digest else None
         else:
             result.findings = lint_source(source, settings, rules, prefiltered=True)
     except ParseError as error:
@@ -116,6 +117,7 @@ def check_files(
     """Results in the order of ``paths``: from the cache where it has them, else checked in ``jobs`` processes."""
     results: list[FileResult | None] = [None] * len(paths)
     pending: list[tuple[int, int]] = []  # (index in paths, size in bytes)
+    mode = replace(mode, digest=cache is not None)
     for index, path in enumerate(paths):
         cached, size = _from_cache(path, settings, mode, cache) if cache is not None else (None, _size(path))
         if cached is not None:
@@ -138,7 +140,7 @@ def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache) -> tupl
             raw = handle.read()
     except OSError:
         return None, 0  # checking it reports why
-    digest = content_digest(raw)
+    digest = _digest(raw)
     findings = cache.get(path, digest, _codes(settings, path))
     if findings is None:
         return None, len(raw)
@@ -148,7 +150,15 @@ def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache) -> tupl
 
 
 def _codes(settings: Settings, path: str) -> str:
+    from flake8_tensorconv.cache import codes_key
+
     return codes_key(select_rules(settings, path).codes)
+
+
+def _digest(data: bytes) -> str:
+    from flake8_tensorconv.cache import content_digest
+
+    return content_digest(data)
 
 
 def _size(path: str) -> int:
@@ -159,8 +169,10 @@ def _size(path: str) -> int:
 
 
 # A task sent to a worker holds files of about this many bytes together (or one bigger file):
-# few enough tasks that sending them costs little, small enough that the workers end together.
-_TASK_BYTES = 256 * 1024
+# few enough tasks that sending them costs little, and at least this many per worker, so
+# that small tasks come last and the workers end together.
+_TASK_BYTES = (8 * 1024, 256 * 1024)
+_TASKS_PER_WORKER = 16
 
 
 def _run(
@@ -168,38 +180,23 @@ def _run(
 ) -> list[tuple[int, FileResult]]:
     # Biggest first, so that no worker is left with a big file at the end while the others idle.
     pending = sorted(pending, key=lambda item: item[1], reverse=True)
+    smallest, largest = _TASK_BYTES
+    limit = max(smallest, min(largest, sum(size for _, size in pending) // (jobs * _TASKS_PER_WORKER)))
     tasks: list[list[int]] = []
-    task_bytes = _TASK_BYTES
+    task_bytes = limit
     for index, size in pending:
-        if task_bytes + size > _TASK_BYTES:
+        if task_bytes + size > limit:
             tasks.append([])
             task_bytes = 0
         tasks[-1].append(index)
         task_bytes += size
-    jobs = max(1, min(jobs, len(tasks)))
     check = functools.partial(_check_task, settings=settings, mode=mode)
-    if jobs == 1:
-        done = [check([paths[index] for index in task]) for task in tasks]
-    else:
-        from concurrent.futures import ProcessPoolExecutor  # tens of milliseconds to import: only when used
-
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_process_context()) as pool:
-            done = list(pool.map(check, [[paths[index] for index in task] for task in tasks]))
+    done = run_tasks(check, [[paths[index] for index in task] for task in tasks], jobs)
     return [(index, result) for task, results in zip(tasks, done) for index, result in zip(task, results)]
 
 
 def _check_task(paths: list[str], settings: Settings, mode: Mode) -> list[FileResult]:
     return [check_file(path, settings, mode) for path in paths]
-
-
-def _process_context() -> BaseContext:
-    import multiprocessing
-
-    # Forking starts a worker in milliseconds with the rules already imported; elsewhere
-    # (macOS, Windows) fork is unsafe or missing, and the platform's default is used.
-    if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
 
 
 def default_jobs() -> int:

@@ -10,7 +10,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from functools import cached_property
@@ -100,6 +99,8 @@ def read_source(path: str) -> Source:
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` via a temporary file in the same folder, keeping its mode."""
+    import tempfile  # only a run that writes pays for it
+
     mode = stat.S_IMODE(os.stat(path).st_mode)
     directory = os.path.dirname(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=".tensorconv-", suffix=".tmp", dir=directory)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
 
 from flake8_tensorconv.config import Settings
+from flake8_tensorconv.parallel import run_tasks
 from flake8_tensorconv.runner import Mode, check_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,3 +84,42 @@ def test_the_fixtures_folder_lints_the_same_in_parallel(tensorconv):
     parallel = tensorconv("check", "--no-cache", "-j2", "--output-format", "json", "fixtures", cwd=ROOT)
     assert serial.stdout.startswith("[")
     assert (parallel.stdout, parallel.returncode) == (serial.stdout, serial.returncode)
+
+
+# ------------------------------------------------------------------ the worker pool itself
+PARENT = os.getpid()
+
+
+def _square(number: int) -> int:
+    return number * number
+
+
+def _big(number: int) -> str:
+    return str(number) * 300_000  # far more than a pipe holds: the parent must read while workers write
+
+
+def _fails_on_seven(number: int) -> int:
+    if number == 7:
+        raise ValueError("seven")
+    return number
+
+
+def _dies_on_five(number: int) -> int:
+    if number == 5 and os.getpid() != PARENT:
+        os._exit(3)  # a worker killed mid-task (out of memory, say)
+    return -number
+
+
+def test_run_tasks_gives_every_result_in_order():
+    assert run_tasks(_square, list(range(100)), jobs=3) == [n * n for n in range(100)]
+    assert run_tasks(_big, [1, 2, 3], jobs=2) == [_big(1), _big(2), _big(3)]
+    assert run_tasks(_square, [], jobs=4) == []
+
+
+def test_a_task_that_raises_in_a_worker_raises_in_the_parent():
+    with pytest.raises(ValueError, match="seven"):
+        run_tasks(_fails_on_seven, list(range(10)), jobs=2)
+
+
+def test_the_tasks_of_a_worker_that_died_are_done_by_the_parent():
+    assert run_tasks(_dies_on_five, list(range(12)), jobs=2) == [-n for n in range(12)]

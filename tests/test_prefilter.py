@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_tensorconv import engine
+from flake8_tensorconv import engine, prefilter
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import lint_source, needs_parse, rule_set, select_rules
 from flake8_tensorconv.inference import iter_statements
@@ -47,6 +47,8 @@ ALL = rule_set(frozenset(rule.code for rule in ALL_RULES))
         ("import torch\nz = y.cpu().detach()\n", True),
         ("import torch\nz = (y.cpu()  # to the host\n     .detach())\n", True),
         ("import torch\nz = y.detach()\n", False),
+        ("import torch\n    # call x.numpy() first\n", False),  # a comment line
+        ("import torch\ns = '# not a comment'; z = y.numpy()\n", True),
     ],
 )
 def test_prefilter(text, expected):
@@ -72,6 +74,47 @@ def test_prefilter(text, expected):
 def test_qualified_triggers_follow_the_imports(text, expected):
     triggers = Triggers(["numpy.sum(", "numpy.testing.assert_allclose("])
     assert triggers.in_file(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "import" in prose or a comment is not an import statement that could not be read.
+        ("# Local import avoids a cycle via torch.library.\nimport numpy as np\n", {("np", "numpy")}),
+        ('"""We import it from torch lazily."""\nimport numpy\n', {("numpy", "numpy")}),
+        ("try: import numpy as np\nexcept ImportError: pass\n", {("np", "numpy")}),
+        ("x = 1; from numpy import sum\n", {("sum", "numpy.sum")}),
+        ("import numpy.testing as npt, torch.nn as nn\n", {("npt", "numpy.testing")}),
+        ("import foo.torch_helpers as numpy_like\n", set()),
+    ],
+)
+def test_imports_read_from_the_text(text, expected):
+    triggers = Triggers(["numpy.sum(", "numpy.testing.assert_allclose("])
+    assert prefilter._bindings_in_text(text, triggers) == expected
+
+
+def test_a_trigger_in_a_docstring_does_not_make_its_function_walked():
+    text = (
+        "import torch\n\n"
+        "def documented(t):\n"
+        '    """Like `t.numpy()`,\n'
+        "    but kept as a tensor.\n"
+        '    """\n'
+        "    return t\n\n"
+        "def used(t):\n"
+        '    """Converts."""; return t.numpy()\n\n'
+        "def after(t):\n"
+        '    """Docs."""\n'
+        "    return t.numpy()\n"
+    )
+    source = Source(text=text)
+    tree = ast.parse(text)
+    walks = engine._scopes_to_walk(source, {"torch": "torch"}, ALL)
+    assert {node.name: walks(node) for node in tree.body if isinstance(node, ast.FunctionDef)} == {
+        "documented": False,
+        "used": True,
+        "after": True,
+    }
 
 
 def test_trigger_lines_of_tokens_after_a_call():
