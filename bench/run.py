@@ -7,7 +7,9 @@ Corpora: ``nn`` (the installed torch package's ``torch/nn``), ``torch`` (all of 
 unless ``--dev-corpus`` names it). Every tool runs in its own process, started the way a
 user starts it, in an empty folder outside the repository (no configuration is picked
 up); each figure is the median of ``--repeat`` runs, after one untimed run that warms
-the file cache and writes bytecode (into ``.bench/pycache``, not the source tree).
+the file cache and writes bytecode (into ``.bench/pycache``, not the source tree). The
+runs go in rounds, each tool once per round, so that a machine that slows down or speeds
+up during the bench (shared or throttled virtual machines do) moves every figure alike.
 
 Printed, per corpus, with the project's target where it has one:
 
@@ -164,32 +166,42 @@ class Bench:
         self.last_stderr = completed.stderr
         return wall, cpu, completed.stdout if capture else ""
 
-    def time(
-        self, label: str, argv: Sequence[str], warm: bool = True, prepare: Callable[[], None] | None = None, inner: bool = False
-    ) -> Timing:
-        """Median of ``repeat`` runs; ``prepare`` runs before each.
-
-        The first time a tool runs (``label`` without its numbers) an untimed run goes first: it
-        writes the bytecode. The files themselves are in the OS's cache already: the bench read them.
-        """
-        tool = "".join(character for character in label if not character.isdigit())
-        if warm and tool not in self.warmed:
-            self.warmed.add(tool)
-            if prepare:
-                prepare()
-            self.run(argv)
-        timing = Timing()
+    def rounds(self, specs: list[Spec]) -> dict[str, Timing]:
+        """Every spec once (untimed, to warm up), then ``repeat`` rounds of every spec once; ``prepare`` runs before each run."""
+        timings = {spec.label: Timing() for spec in specs}
+        for spec in specs:
+            if spec.prepare:
+                spec.prepare()
+            self.run(spec.argv)
         for _ in range(self.repeat):
-            if prepare:
-                prepare()
-            wall, cpu, out = self.run(argv, capture=inner)
-            timing.walls.append(wall)
-            timing.cpus.append(cpu)
-            if inner:
-                timing.inner.append(float(out.strip().splitlines()[-1]))
-        shown = f"{timing.seconds:8.3f} s in-process" if inner else f"{timing.wall:8.3f} s wall {timing.cpu:8.3f} s CPU"
-        print(f"  {label:<44} {shown}", flush=True)
-        return timing
+            for spec in specs:
+                if spec.prepare:
+                    spec.prepare()
+                wall, cpu, out = self.run(spec.argv, capture=spec.inner)
+                timing = timings[spec.label]
+                timing.walls.append(wall)
+                timing.cpus.append(cpu)
+                if spec.inner:
+                    timing.inner.append(float(out.strip().splitlines()[-1]))
+                if spec.check:
+                    spec.check()
+        for spec in specs:
+            timing = timings[spec.label]
+            shown = f"{timing.seconds:8.3f} s in-process" if spec.inner else f"{timing.wall:8.3f} s wall {timing.cpu:8.3f} s CPU"
+            spread = f"(runs {min(timing.inner or timing.walls):.3f}-{max(timing.inner or timing.walls):.3f})"
+            print(f"  {spec.label:<44} {shown}  {spread}", flush=True)
+        return timings
+
+
+@dataclass
+class Spec:
+    """One tool's command, as the bench runs it."""
+
+    label: str
+    argv: list[str]
+    prepare: Callable[[], None] | None = None  # before each run (untimed)
+    check: Callable[[], None] | None = None  # after each timed run
+    inner: bool = False  # the process prints its own in-process seconds: that is the figure
 
 
 @dataclass
@@ -265,22 +277,30 @@ def _bench_corpus(bench: Bench, corpus: str, path: Path, cores: int, venv_python
     def clear_cache() -> None:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
-    with_plugin = bench.time("flake8 -j1, with the plugin", [*flake8, "-", "-j1", str(path)])
-    _expect_plugin(bench, imported=True)
-    without_plugin = bench.time("flake8 -j1, without the plugin", [*flake8, "flake8-tensorconv", "-j1", str(path)])
-    _expect_plugin(bench, imported=False)
-    default = bench.time(f"tensorconv check (-j{cores}, no cache)", [*tensorconv, str(path)])
-    serial = bench.time("tensorconv check -j1 (no cache)", [*tensorconv, "-j1", str(path)])
-    torchfix = bench.time("torchfix", [str(VENV / "bin" / "torchfix"), str(path)]) if with_torchfix else None
-    ruff = bench.time("ruff check --select ALL --no-cache", ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)])
-    ast_loop = bench.time("ast.parse loop (one process)", [sys.executable, "-c", AST_LOOP, str(path)])
-    engine = bench.time(f"engine on the {len(triggered)} trigger files", [sys.executable, "-c", ENGINE_LOOP, str(listing)], inner=True)
-    libcst = bench.time(f"libcst.parse_module on the {len(triggered)} trigger files", [str(venv_python), "-c", LIBCST_LOOP, str(listing)], inner=True)
     cached_command = [sys.executable, "-m", "flake8_tensorconv", "check", "--exit-zero", str(path)]
-    first = bench.time("tensorconv check, first run (empty cache)", cached_command, prepare=clear_cache)
-    bench.run(cached_command)  # leaves a filled cache for the runs below
-    second = bench.time("tensorconv check, second run (cached)", cached_command, warm=False)
+
+    def fill_cache() -> None:
+        clear_cache()
+        bench.run(cached_command)
+
+    specs = [
+        Spec("flake8 -j1, with the plugin", [*flake8, "-", "-j1", str(path)], check=lambda: _expect_plugin(bench, imported=True)),
+        Spec("flake8 -j1, without the plugin", [*flake8, "flake8-tensorconv", "-j1", str(path)], check=lambda: _expect_plugin(bench, imported=False)),
+        Spec(f"tensorconv check (-j{cores}, no cache)", [*tensorconv, str(path)]),
+        Spec("tensorconv check -j1 (no cache)", [*tensorconv, "-j1", str(path)]),
+        *([Spec("torchfix", [str(VENV / "bin" / "torchfix"), str(path)])] if with_torchfix else []),
+        Spec("ruff check --select ALL --no-cache", ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)]),
+        Spec("ast.parse loop (one process)", [sys.executable, "-c", AST_LOOP, str(path)]),
+        Spec(f"engine on the {len(triggered)} trigger files", [sys.executable, "-c", ENGINE_LOOP, str(listing)], inner=True),
+        Spec(f"libcst.parse_module on the {len(triggered)} trigger files", [str(venv_python), "-c", LIBCST_LOOP, str(listing)], inner=True),
+        Spec("tensorconv check, first run (empty cache)", cached_command, prepare=clear_cache),
+        Spec("tensorconv check, second run (cached)", cached_command, prepare=fill_cache),
+    ]
+    timings = bench.rounds(specs)
     clear_cache()
+    with_plugin, without_plugin, default, serial = (timings[spec.label] for spec in specs[:4])
+    torchfix = timings["torchfix"] if with_torchfix else None
+    ruff, ast_loop, engine, libcst, first, second = (timings[spec.label] for spec in specs[-6:])
 
     def ratio(name: str, a: Timing, b: Timing, target: str = "") -> Ratio:
         return Ratio(corpus, name, a.wall / b.wall, target, a.cpu / b.cpu)
