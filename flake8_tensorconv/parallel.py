@@ -5,9 +5,7 @@ rules already imported, whereas importing and starting ``concurrent.futures``' p
 about 30 ms, a tenth of a run over torch/nn. Each worker has a pipe from the parent, which
 sends it task numbers one at a time (two in flight, so that it never waits), and a pipe
 back, on which it sends each result, pickled. A worker that dies leaves its tasks to the
-parent, which runs them itself. The parent is one of the ``jobs`` processes: it takes a task
-whenever no answer is waiting (a forked worker pays for copying the pages it touches, so
-one fewer is one cost fewer). Elsewhere (fork is missing or unsafe) the platform's
+parent, which runs them itself. Elsewhere (fork is missing or unsafe) the platform's
 process pool is used.
 """
 
@@ -75,7 +73,7 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
     # inherited; frozen, they are left alone.
     gc.freeze()
     try:
-        for _ in range(jobs - 1):
+        for _ in range(jobs):
             workers.append(_start(function, tasks, workers))
         gc.unfreeze()
         for worker in workers:
@@ -85,11 +83,7 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
             for worker in workers:
                 selector.register(worker.results, selectors.EVENT_READ, worker)
             while selector.get_map():
-                events = selector.select(0 if next_task < len(tasks) else None)
-                if not events and next_task < len(tasks):
-                    next_task += 1
-                    results[next_task - 1] = function(tasks[next_task - 1])
-                for key, _ in events:
+                for key, _ in selector.select():
                     worker = key.data
                     chunk = os.read(worker.results, 1 << 16)
                     if not chunk:  # the worker exited (or died: its pending tasks are run below)
