@@ -148,7 +148,6 @@ class Bench:
         self.env["PYTHONPYCACHEPREFIX"] = str(BENCH / "pycache")
         self.env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
         self.last_stderr = ""
-        self.warmed: set[str] = set()
 
     def run(self, argv: Sequence[str], capture: bool = False) -> tuple[float, float, str]:
         """One run: wall seconds, CPU seconds (the process and its children), and its stdout when captured."""

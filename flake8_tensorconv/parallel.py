@@ -32,10 +32,9 @@ def run_tasks(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs
         return [function(task) for task in tasks]
     if sys.platform.startswith("linux"):
         return _forked(function, tasks, jobs)
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context()) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(function, tasks))
 
 
@@ -44,7 +43,6 @@ class _Worker:
         self.pid = pid
         self.tasks = tasks  # write end: task numbers to the worker
         self.results = results  # read end: results from the worker
-        self.pending: list[int] = []  # task numbers sent and not answered yet
         self.buffer = bytearray()
 
 
@@ -59,10 +57,9 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
     def send(worker: _Worker) -> None:
         nonlocal next_task
         if next_task < len(tasks):
-            worker.pending.append(next_task)
             next_task += 1
             try:
-                os.write(worker.tasks, worker.pending[-1].to_bytes(_INDEX, "little"))
+                os.write(worker.tasks, (next_task - 1).to_bytes(_INDEX, "little"))
             except BrokenPipeError:  # the worker died after its last answer: the task is done below
                 pass
         elif worker.tasks >= 0:
@@ -96,7 +93,6 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
                             break
                         index, ok, value = pickle.loads(worker.buffer[_LENGTH : _LENGTH + size])
                         del worker.buffer[: _LENGTH + size]
-                        worker.pending.remove(index)
                         if ok:
                             results[index] = value
                         send(worker)

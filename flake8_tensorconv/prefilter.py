@@ -49,8 +49,6 @@ class Triggers:
         self._prefixes = frozenset(
             ".".join(parts[:end]) for token in self.qualified for parts in [token.rstrip("(").split(".")] for end in range(1, len(parts) + 1)
         )
-        # `from torch import Tensor as T` makes `T(` a call of the trigger `Tensor(`.
-        self._call_names = frozenset(token[:-1] for token in plain if token.endswith("(") and token[:-1].isidentifier())
 
     def in_file(self, text: str) -> bool:
         """Whether a trigger is written anywhere in ``text`` (which is not parsed yet)."""
@@ -66,11 +64,6 @@ class Triggers:
     def lines(self, text: str, aliases: Mapping[str, str]) -> list[int]:
         """The lines (1-based, ascending) where a trigger starts, given the file's imports (local name -> qualified name)."""
         patterns = self._loose + _qualified_patterns(self, _relevant(aliases, self), _SPACING)
-        renamed = sorted(
-            local for local, qualname in aliases.items() if qualname.rpartition(".")[2] in self._call_names and local != qualname.rpartition(".")[2]
-        )
-        if renamed:
-            patterns += _patterns([f"{local}(" for local in renamed], _SPACING)
         starts = sorted(match.start() for pattern in patterns for match in pattern.finditer(text) if _counts(text, match))
         lines: list[int] = []
         line, counted = 1, 0

@@ -130,7 +130,7 @@ def test_trigger_lines_skip_docstring_examples():
 
 
 def test_trigger_lines_allow_spacing_and_renamed_imports():
-    triggers = Triggers([".numpy(", "Tensor(", "numpy.sum("])
+    triggers = Triggers([".numpy(", "torch.Tensor(", "numpy.sum("])
     text = "import numpy as np\nfrom torch import Tensor as T\nx = a .numpy ()\ny = T(3)\nz = np . sum(x)\nw = sum(x)\n"
     assert triggers.lines(text, {"np": "numpy", "T": "torch.Tensor"}) == [3, 4, 5]
 
