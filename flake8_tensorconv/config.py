@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 FIX_STYLES = ("detach-cpu", "force")
 
@@ -14,8 +14,7 @@ class ConfigError(Exception):
     """Invalid configuration; the message names the file or option."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     select: tuple[str, ...] = ()  # empty: every default-on rule
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

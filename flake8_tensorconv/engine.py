@@ -11,8 +11,8 @@ import re
 import sys
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from typing import NamedTuple
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
@@ -30,8 +30,7 @@ class ParseError(SourceError):
     """The file is not valid Python."""
 
 
-@dataclass(frozen=True)
-class RuleSet:
+class RuleSet(NamedTuple):
     """The enabled rules, and their triggers that decide what is parsed and walked."""
 
     rules: tuple[type[Rule], ...]
@@ -208,13 +207,13 @@ def _suppressed(finding: Finding, source: Source) -> bool:
 
 
 # --------------------------------------------------------------------- fixes
-@dataclass
 class FixResult:
-    text: str
-    applied: list[Finding] = field(default_factory=list)
-    # Fixes whose result did not parse: never written.
-    dropped: list[Finding] = field(default_factory=list)
-    remaining: list[Finding] = field(default_factory=list)
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.applied: list[Finding] = []
+        # Fixes whose result did not parse: never written.
+        self.dropped: list[Finding] = []
+        self.remaining: list[Finding] = []
 
     @property
     def changed(self) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 # Folders that hold no project sources (as Ruff's default excludes).
 EXCLUDED_DIRECTORIES = frozenset(
@@ -16,10 +15,10 @@ EXCLUDED_DIRECTORIES = frozenset(
 )
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self.missing: list[str] = []
 
 
 def discover(paths: Iterable[str]) -> Discovery:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from flake8_tensorconv import arrays
@@ -135,25 +134,25 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
 
 
-@dataclass
 class FileFacts:
     """What is known about a whole file before any function is walked."""
 
-    tree: ast.Module
-    aliases: dict[str, str]
-    module_classes: set[str] = field(default_factory=set)
-    # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
-    plain_classes: set[str] = field(default_factory=set)
-    # LightningModule subclasses: their evaluation hooks run with grad disabled.
-    lightning_classes: set[str] = field(default_factory=set)
-    # Module-level functions defined once (undecorated, or only switching grad mode), and what
-    # calls to them return, worked out when first called.
-    helpers: Mapping[str, ast.FunctionDef] = field(default_factory=dict)
-    helper_returns: dict[str, Value] = field(default_factory=dict)
-    # class name -> attribute name -> value assigned in __init__ (modules, parameters).
-    class_attributes: Mapping[str, dict[str, Value]] = field(default_factory=dict)
-    # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
-    class_members: Mapping[str, set[str]] = field(default_factory=dict)
+    def __init__(self, tree: ast.Module, aliases: dict[str, str]) -> None:
+        self.tree = tree
+        self.aliases = aliases
+        self.module_classes: set[str] = set()
+        # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
+        self.plain_classes: set[str] = set()
+        # LightningModule subclasses: their evaluation hooks run with grad disabled.
+        self.lightning_classes: set[str] = set()
+        # Module-level functions defined once (undecorated, or only switching grad mode), and what
+        # calls to them return, worked out when first called.
+        self.helpers: Mapping[str, ast.FunctionDef] = {}
+        self.helper_returns: dict[str, Value] = {}
+        # class name -> attribute name -> value assigned in __init__ (modules, parameters).
+        self.class_attributes: Mapping[str, dict[str, Value]] = {}
+        # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
+        self.class_members: Mapping[str, set[str]] = {}
 
     @property
     def imports_torch(self) -> bool:
@@ -365,14 +364,16 @@ def _init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     return attributes
 
 
-@dataclass
 class State:
     """What the interpreter knows at a node."""
 
-    env: Env
-    grad_enabled: bool
-    function: ast.AST | None  # the enclosing FunctionDef/Lambda, or the Module
-    class_name: str | None
+    __slots__ = ("env", "grad_enabled", "function", "class_name")
+
+    def __init__(self, env: Env, grad_enabled: bool, function: ast.AST | None, class_name: str | None) -> None:
+        self.env = env
+        self.grad_enabled = grad_enabled
+        self.function = function  # the enclosing FunctionDef/Lambda, or the Module
+        self.class_name = class_name
 
 
 Listener = Callable[[ast.AST, State], None]

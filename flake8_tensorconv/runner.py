@@ -5,8 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import ParseError, fix_source, fixable, lint_source, needs_parse, select_rules
@@ -20,25 +19,30 @@ if TYPE_CHECKING:
 UNPARSABLE = "TCV001"
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(NamedTuple):
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False  # compute fixes, report the diff, write nothing
     digest: bool = False  # hash what is checked, for the cache
 
 
-@dataclass
 class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: int = 0
-    dropped_fixes: list[Finding] = field(default_factory=list)
-    diff: str = ""
-    error: str | None = None  # an internal error: the file was not checked
-    # The content hash of the file that ``findings`` describe (after a fix was written), or
-    # None where they describe no file on disk: they may then not be cached.
-    digest: str | None = None
+    def __init__(self, path: str, findings: list[Finding] | None = None, digest: str | None = None) -> None:
+        self.path = path
+        self.findings: list[Finding] = findings or []
+        self.fixed = 0
+        self.dropped_fixes: list[Finding] = []
+        self.diff = ""
+        self.error: str | None = None  # an internal error: the file was not checked
+        # The content hash of the file that ``findings`` describe (after a fix was written), or
+        # None where they describe no file on disk: they may then not be cached.
+        self.digest = digest
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileResult) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"FileResult({', '.join(f'{name}={value!r}' for name, value in vars(self).items())})"
 
 
 def check_file(path: str, settings: Settings, mode: Mode) -> FileResult:
@@ -117,7 +121,7 @@ def check_files(
     """Results in the order of ``paths``: from the cache where it has them, else checked in ``jobs`` processes."""
     results: list[FileResult | None] = [None] * len(paths)
     pending: list[tuple[int, int]] = []  # (index in paths, size in bytes)
-    mode = replace(mode, digest=cache is not None)
+    mode = mode._replace(digest=cache is not None)
     for index, path in enumerate(paths):
         cached, size = _from_cache(path, settings, mode, cache) if cache is not None else (None, _size(path))
         if cached is not None:

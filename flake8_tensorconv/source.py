@@ -6,12 +6,9 @@ UTF-8) and written back with the same encoding, BOM, newline bytes and mode.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import stat
-import tokenize
-from dataclasses import dataclass
 from functools import cached_property
 
 from flake8_tensorconv.findings import Position
@@ -19,6 +16,7 @@ from flake8_tensorconv.findings import Position
 # Python ends a line at \r\n, \r or \n, nothing else (str.splitlines also splits
 # at form feeds and other separators, which would shift line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 class SourceError(Exception):
@@ -29,13 +27,16 @@ class SourceError(Exception):
         self.position = position or Position(1, 0)
 
 
-@dataclass
 class Source:
     """The decoded text of one file and what is needed to write it back."""
 
-    text: str
-    encoding: str = "utf-8"
-    has_bom: bool = False
+    def __init__(self, text: str, encoding: str = "utf-8", has_bom: bool = False) -> None:
+        self.text = text
+        self.encoding = encoding
+        self.has_bom = has_bom
+
+    def __repr__(self) -> str:
+        return f"Source(text={self.text!r}, encoding={self.encoding!r}, has_bom={self.has_bom!r})"
 
     @cached_property
     def line_starts(self) -> list[int]:
@@ -67,15 +68,12 @@ class Source:
 
     def encode(self, text: str | None = None) -> bytes:
         body = (self.text if text is None else text).encode(self.encoding)
-        return (b"\xef\xbb\xbf" + body) if self.has_bom else body
+        return (_BOM + body) if self.has_bom else body
 
 
 def decode(raw: bytes) -> Source:
     """Decode bytes as the interpreter would; raise SourceError when it cannot."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as error:
-        raise SourceError(f"cannot determine the encoding: {error}") from None
+    encoding = _encoding(raw)
     has_bom = encoding == "utf-8-sig"
     if has_bom:
         encoding = "utf-8"
@@ -86,6 +84,21 @@ def decode(raw: bytes) -> Source:
         line = raw[: getattr(error, "start", 0)].count(b"\n") + 1
         raise SourceError(f"cannot decode as {encoding}: {error}", Position(line, 0)) from None
     return Source(text=text, encoding=encoding, has_bom=has_bom)
+
+
+def _encoding(raw: bytes) -> str:
+    """The encoding that the BOM or the PEP 263 cookie declares; UTF-8 where neither is written."""
+    # A cookie stands on line 1 or 2 and says "coding": most files have neither it nor a BOM.
+    second_line_end = raw.find(b"\n", raw.find(b"\n") + 1)
+    if not raw.startswith(_BOM) and b"coding" not in (raw if second_line_end < 0 else raw[:second_line_end]):
+        return "utf-8"
+    import io
+    import tokenize
+
+    try:
+        return tokenize.detect_encoding(io.BytesIO(raw).readline)[0]
+    except SyntaxError as error:
+        raise SourceError(f"cannot determine the encoding: {error}") from None
 
 
 def read_source(path: str) -> Source:

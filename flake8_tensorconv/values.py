@@ -8,7 +8,7 @@ or UNKNOWN (nothing is known on one path).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 
 class Kind(enum.Enum):
@@ -45,8 +45,7 @@ INTEGER_DTYPES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     kind: Kind = Kind.UNKNOWN
     grad: Grad = Grad.UNKNOWN
     device: Device = Device.UNKNOWN
@@ -58,7 +57,7 @@ class Value:
     # Named fields of a result (``topk(...).indices``).
     fields: tuple[tuple[str, Value], ...] = ()
     # Facts that hold on every path: e.g. "parametrized" for modules, "negative-stride".
-    facts: frozenset[str] = field(default_factory=frozenset)
+    facts: frozenset[str] = frozenset()
     # The variable whose memory this value may share (for aliasing rules).
     shares_with: str | None = None
 
@@ -77,7 +76,7 @@ class Value:
         return None
 
     def with_(self, **changes: object) -> Value:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return self._replace(**changes)
 
 
 UNKNOWN = Value()

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Finding
 
 DOCS_URL = "https://github.com/flake8-tensorconv/flake8-tensorconv/blob/main/docs/rules.md"
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """A finding with the file it belongs to."""
 
     path: str

@@ -8,7 +8,7 @@ they fail, warn and drop masks alike (CLAIMS §7).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv.findings import Edit
@@ -30,8 +30,7 @@ _ZERO_COPY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.asarray"})
 _PRIMARY = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.List, ast.Tuple, ast.ListComp, ast.Dict)
 
 
-@dataclass(frozen=True)
-class ArrayConversion:
+class ArrayConversion(NamedTuple):
     node: ast.Call
     qualname: str
     array: ast.expr  # the data argument

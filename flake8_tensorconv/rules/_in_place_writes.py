@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.rules.base import Context
 from flake8_tensorconv.values import Kind
@@ -37,8 +37,7 @@ _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDe
 Position = tuple[int, int]
 
 
-@dataclass(frozen=True)
-class InPlaceWrite:
+class InPlaceWrite(NamedTuple):
     """A write into the array held by ``name``."""
 
     name: ast.Name  # the array's name at the write (its value is the array before the write)
@@ -127,8 +126,7 @@ def end(node: ast.AST) -> Position:
     return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     """One place where a name gets a new value."""
 
     position: Position

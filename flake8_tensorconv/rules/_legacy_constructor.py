@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.rules.base import Context
@@ -28,8 +28,7 @@ _SIZE_DTYPES = INTEGER_DTYPES - {"bool"}
 TRIGGERS = tuple(f"{name}(" for name in LEGACY_CONSTRUCTORS)
 
 
-@dataclass(frozen=True)
-class LegacyCall:
+class LegacyCall(NamedTuple):
     node: ast.Call
     qualname: str
     torch_alias: str | None  # how the file spells the torch module, for the fix

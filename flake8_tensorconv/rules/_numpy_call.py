@@ -9,7 +9,7 @@ enough to expect either; ``host_edits`` makes an expression safe to convert.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules.base import Context, insertion
@@ -86,8 +86,7 @@ def edited_text(ctx: Context, expression: ast.expr, edits: tuple[Edit, ...]) -> 
     return text
 
 
-@dataclass(frozen=True)
-class NumpyCall:
+class NumpyCall(NamedTuple):
     node: ast.Call
     receiver: ast.expr
     value: Value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import textwrap
 from typing import TYPE_CHECKING, ClassVar
 
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
@@ -39,6 +38,8 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
+        import textwrap
+
         return textwrap.dedent(cls.__doc__ or "").strip()
 
     @classmethod

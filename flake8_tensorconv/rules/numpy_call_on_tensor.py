@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import keyword
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._numpy_call import device_risk, edited_text, grad_risk, host_edits
@@ -38,8 +38,7 @@ _SEQUENCE_REDUCTIONS = frozenset("sum mean max min std var prod amax amin any al
 _COPY_KEYWORD_FUNCTIONS = frozenset({"array", "asarray"})
 
 
-@dataclass(frozen=True)
-class _Conversion:
+class _Conversion(NamedTuple):
     """One array-like operand that reaches `Tensor.__array__`."""
 
     node: ast.expr

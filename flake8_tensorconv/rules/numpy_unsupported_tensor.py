@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
@@ -10,8 +10,7 @@ from flake8_tensorconv.values import Kind, Value
 _COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     what: str  # how the message names the tensor
     error: str  # what `.numpy()` raises
     cure: str  # the call inserted before `.numpy()`

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability
@@ -27,8 +26,7 @@ _AS_ARRAY = frozenset({"numpy.asarray", "numpy.asanyarray"})
 _MAX_ALIAS_HOPS = 4
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(NamedTuple):
     """``t.detach().cpu().numpy()`` or ``np.asarray(t)``: an array sharing ``t``'s memory on the CPU."""
 
     call: ast.Call  # the `.numpy()` / `np.asarray(...)` call, where `.copy()` goes
