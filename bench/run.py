@@ -8,8 +8,10 @@ unless ``--dev-corpus`` names it). Every tool runs in its own process, started t
 user starts it, in an empty folder outside the repository (no configuration is picked
 up); each figure is the median of ``--repeat`` runs, after one untimed run that warms
 the file cache and writes bytecode (into ``.bench/pycache``, not the source tree). The
-runs go in rounds, each tool once per round, so that a machine that slows down or speeds
-up during the bench (shared or throttled virtual machines do) moves every figure alike.
+runs go in rounds, each tool once per round (every other round in reverse order), and
+each ratio is the median over the rounds of the ratio within a round, where the two
+tools ran one right after the other: a machine that slows down or speeds up during the
+bench (shared or throttled virtual machines do) moves both sides of a ratio alike.
 
 Printed, per corpus, with the project's target where it has one:
 
@@ -166,14 +168,16 @@ class Bench:
         return wall, cpu, completed.stdout if capture else ""
 
     def rounds(self, specs: list[Spec]) -> dict[str, Timing]:
-        """Every spec once (untimed, to warm up), then ``repeat`` rounds of every spec once; ``prepare`` runs before each run."""
+        """Every spec once (untimed, to warm up), then ``repeat`` rounds of every spec once, every
+        other round in reverse order (so that neither of two neighbours always goes first);
+        ``prepare`` runs before each run."""
         timings = {spec.label: Timing() for spec in specs}
         for spec in specs:
             if spec.prepare:
                 spec.prepare()
             self.run(spec.argv)
-        for _ in range(self.repeat):
-            for spec in specs:
+        for round_number in range(self.repeat):
+            for spec in specs if round_number % 2 == 0 else reversed(specs):
                 if spec.prepare:
                     spec.prepare()
                 wall, cpu, out = self.run(spec.argv, capture=spec.inner)
@@ -207,9 +211,10 @@ class Spec:
 class Ratio:
     corpus: str
     name: str
-    value: float  # of median wall-clock times (the target's measure)
+    value: float  # the median over rounds of the ratio of wall-clock times within a round (the target's measure)
     target: str = ""  # e.g. "<= 1.10"
-    cpu: float | None = None  # of median CPU times: steadier than wall-clock time on a busy machine
+    cpu: float | None = None  # the same of CPU times
+    spread: tuple[float, float] | None = None  # the lowest and highest ratio of a round
 
     @property
     def met(self) -> bool | None:
@@ -217,6 +222,12 @@ class Ratio:
             return None
         op, bound = self.target.split()
         return self.value <= float(bound) if op == "<=" else self.value >= float(bound)
+
+
+def paired(a: list[float], b: list[float]) -> tuple[float, tuple[float, float]]:
+    """The median of the ratios a[i] / b[i] of runs of one round, and their range."""
+    ratios = [x / y for x, y in zip(a, b, strict=True)]
+    return statistics.median(ratios), (min(ratios), max(ratios))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -282,14 +293,15 @@ def _bench_corpus(bench: Bench, corpus: str, path: Path, cores: int, venv_python
         clear_cache()
         bench.run(cached_command)
 
+    # What a ratio compares stands side by side, so that both run at nearly the same time.
     specs = [
         Spec("flake8 -j1, with the plugin", [*flake8, "-", "-j1", str(path)], check=lambda: _expect_plugin(bench, imported=True)),
         Spec("flake8 -j1, without the plugin", [*flake8, "flake8-tensorconv", "-j1", str(path)], check=lambda: _expect_plugin(bench, imported=False)),
+        Spec("ast.parse loop (one process)", [sys.executable, "-c", AST_LOOP, str(path)]),
         Spec(f"tensorconv check (-j{cores}, no cache)", [*tensorconv, str(path)]),
+        Spec("ruff check --select ALL --no-cache", ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)]),
         Spec("tensorconv check -j1 (no cache)", [*tensorconv, "-j1", str(path)]),
         *([Spec("torchfix", [str(VENV / "bin" / "torchfix"), str(path)])] if with_torchfix else []),
-        Spec("ruff check --select ALL --no-cache", ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)]),
-        Spec("ast.parse loop (one process)", [sys.executable, "-c", AST_LOOP, str(path)]),
         Spec(f"engine on the {len(triggered)} trigger files", [sys.executable, "-c", ENGINE_LOOP, str(listing)], inner=True),
         Spec(f"libcst.parse_module on the {len(triggered)} trigger files", [str(venv_python), "-c", LIBCST_LOOP, str(listing)], inner=True),
         Spec("tensorconv check, first run (empty cache)", cached_command, prepare=clear_cache),
@@ -297,12 +309,16 @@ def _bench_corpus(bench: Bench, corpus: str, path: Path, cores: int, venv_python
     ]
     timings = bench.rounds(specs)
     clear_cache()
-    with_plugin, without_plugin, default, serial = (timings[spec.label] for spec in specs[:4])
+    with_plugin, without_plugin, ast_loop, default, ruff, serial = (timings[spec.label] for spec in specs[:6])
     torchfix = timings["torchfix"] if with_torchfix else None
-    ruff, ast_loop, engine, libcst, first, second = (timings[spec.label] for spec in specs[-6:])
+    engine, libcst, first, second = (timings[spec.label] for spec in specs[-4:])
 
     def ratio(name: str, a: Timing, b: Timing, target: str = "") -> Ratio:
-        return Ratio(corpus, name, a.wall / b.wall, target, a.cpu / b.cpu)
+        if a.inner:
+            value, spread = paired(a.inner, b.inner)
+            return Ratio(corpus, name, value, target, spread=spread)
+        value, spread = paired(a.walls, b.walls)
+        return Ratio(corpus, name, value, target, paired(a.cpus, b.cpus)[0], spread)
 
     on_nn, on_torch = corpus == "nn", corpus == "torch"
     return [
@@ -311,19 +327,23 @@ def _bench_corpus(bench: Bench, corpus: str, path: Path, cores: int, venv_python
         ratio("tensorconv check / ruff --select ALL", default, ruff, "<= 1.00" if on_nn else ""),
         ratio("tensorconv check / ast.parse loop", default, ast_loop, "<= 1.00" if on_nn else ""),
         ratio("tensorconv check -j1 / ast.parse loop", serial, ast_loop),
-        Ratio(corpus, "engine / libcst parse (trigger files)", engine.seconds / libcst.seconds, "<= 1.30"),
-        Ratio(corpus, f"speed-up of -j{cores} over -j1", serial.wall / default.wall, ">= 1.70" if on_torch else ""),
+        ratio("engine / libcst parse (trigger files)", engine, libcst, "<= 1.30"),
+        ratio(f"speed-up of -j{cores} over -j1", serial, default, ">= 1.70" if on_torch else ""),
         ratio("cached run / first run", second, first, "<= 0.20" if on_torch else ""),
     ]
 
 
 def _summary(ratios: list[Ratio], cores: int) -> None:
-    print(f"\nRatios ({cores} cores; of median wall-clock times, and of median CPU times where both are processes):")
+    print(
+        f"\nRatios ({cores} cores): the median over rounds of the ratio of wall-clock times within a round,"
+        " the range of those, and the same median of CPU times where both sides are processes:"
+    )
     for ratio in ratios:
         verdict = {True: "met", False: "NOT MET", None: ""}[ratio.met]
         target = f"target {ratio.target:<8} {verdict}" if ratio.target else ""
+        spread = f"[{ratio.spread[0]:.3f}-{ratio.spread[1]:.3f}]" if ratio.spread else ""
         cpu = f"(CPU {ratio.cpu:6.3f}x)" if ratio.cpu is not None else " " * 15
-        print(f"  {ratio.corpus:<6} {ratio.name:<42} {ratio.value:8.3f}x {cpu}  {target}")
+        print(f"  {ratio.corpus:<6} {ratio.name:<42} {ratio.value:8.3f}x {spread:<15} {cpu}  {target}")
 
 
 def _expect_plugin(bench: Bench, imported: bool) -> None:
