@@ -54,3 +54,19 @@ def test_importing_and_running_the_cli_loads_neither_torch_nor_numpy(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert result.stdout.strip().endswith("ok"), result.stdout + result.stderr
+
+
+def test_a_check_imports_nothing_slow_to_import(tmp_path):
+    """Start-up is a large part of a run over a small project: a check imports none of the
+    standard modules that cost milliseconds (dataclasses and inspect; tokenize for UTF-8
+    files; output formats it does not print)."""
+    (tmp_path / "f.py").write_text("import torch\nx = torch.ones(3, requires_grad=True).numpy()\n")
+    code = (
+        "import sys\nbefore = set(sys.modules)\nfrom flake8_tensorconv import cli\n"
+        "cli.main(['check', '-j1', '--no-cache', 'f.py'])\n"
+        "slow = {'dataclasses', 'inspect', 'pkgutil', 'tokenize', 'textwrap', 'concurrent.futures', 'hashlib', 'json'}\n"
+        "slow |= {'flake8_tensorconv.output.' + name for name in ('json_format', 'sarif', 'github')}\n"
+        "print(sorted((set(sys.modules) - before) & slow))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1:] == ["[]"], result.stdout + result.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
+import tokenize
 
 import pytest
 
@@ -85,6 +87,33 @@ def test_no_trailing_newline():
 def test_bad_cookie_is_a_source_error():
     with pytest.raises(SourceError, match="encoding"):
         decode(b"# -*- coding: klingon -*-\nimport torch\n")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"# -*- coding: latin-1 -*-\nx = 1\n",
+        b"#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nx = 1\n",
+        b"#!/usr/bin/env python\r\n# coding=latin-1\r\nx = 1\r\n",
+        b"x = 1\ny = 2\n# coding: latin-1\n",  # line 3: not a cookie
+        b'x = "coding: latin-1"\n',  # not a comment: not a cookie
+        b"# coding: latin-1",  # one line, no newline
+        b"\xef\xbb\xbfx = 1\n",
+        b"\xef\xbb\xbf# coding: utf-8\nx = 1\n",
+        b"",
+        b"\n\n\n",
+    ],
+)
+def test_encoding_is_what_the_interpreter_reads(raw):
+    expected, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    source = decode(raw)
+    assert (source.encoding, source.has_bom) == (("utf-8", True) if expected == "utf-8-sig" else (expected, False))
+
+
+def test_invalid_utf8_on_the_first_line_is_a_source_error():
+    with pytest.raises(SourceError) as error:
+        decode(b"x = '\xff'\nimport torch\n")
+    assert error.value.position.line == 1
 
 
 def test_invalid_utf8_is_a_source_error_with_its_line():
