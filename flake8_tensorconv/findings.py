@@ -1,8 +1,10 @@
 """Plain data: what a rule reports and how it can be fixed.
 
-Records here and across the package are ``NamedTuple``s rather than dataclasses: a
-dataclass costs about a millisecond to define (it compiles its methods), and a run over a
-small project is short enough that the package's import time shows.
+Records here and in every module a check imports are ``NamedTuple``s (or plain classes,
+where they change) rather than dataclasses: a dataclass costs about a millisecond to
+define (it compiles its methods), and a run over a small project is short enough that the
+package's import time shows. ``examples`` and ``verify``, which a check never imports,
+keep their dataclasses; tests/test_self_lint.py keeps ``dataclasses`` out of a check.
 """
 
 from __future__ import annotations
