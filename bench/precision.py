@@ -1,22 +1,41 @@
-"""Measured precision: the default rules against hand-labelled call sites in real packages.
+"""Measured precision: the default rules against hand-labelled call sites in real code.
 
-    python bench/precision.py [--corpus DIR] [--labels FILE] [--torch DIR]
+    python bench/precision.py                      # dev labels and the tuning part
+    python bench/precision.py --held-out           # also score the held-out part (end of a round)
+    python bench/precision.py --sample 40 --sample-listing bench/corpus/unlabelled.txt
+    python bench/precision.py --verdicts bench/corpus/sample-verdicts.jsonl
 
-Unpacks the dev corpus with ``../shared/corpus/fetch.sh`` (into ``.bench/corpus``
-unless ``--corpus`` names a folder that already holds it), lints it with the rules
-that are on by default, and scores the findings against the labels: a finding
-counts for a label when its line range covers the label's line and its code
-belongs to the label's pattern. Prints precision and recall (overall and per
-pattern), every mislabelled case with the labeller's reason, and the findings per
+Three sets of labels are scored, each on its own:
+
+- ``dev``: the first 66 labels (``../shared/corpus/dev-labels.jsonl``), which the rules
+  were fitted to;
+- ``tuning`` and ``held-out``: the labels in ``bench/corpus/labels-*.jsonl``, on the
+  packages and repositories listed in ``bench/corpus/corpus-*.txt``, split by package
+  (a hash of its name) so that no package is in both parts. The held-out part is scored
+  only with ``--held-out``, at the end of a round of rule work, and its cases are never
+  listed, only counted.
+
+Corpora are unpacked with ``../shared/corpus/fetch.sh`` and ``bench/corpus/fetch.py``
+(into ``.bench/corpus`` unless ``--corpus`` names another folder). A finding counts for
+a label when its line range covers the label's line and its code belongs to the label's
+pattern. Prints precision and recall per pattern (rule) and overall for each part, the
+tuning and dev parts' mislabelled cases with the labeller's reasons, and the findings per
 rule on the corpus and on the installed torch package's own sources.
+
+``--sample N`` prints N findings drawn at random (seeded) from a corpus nobody labelled,
+with their context, to be read by hand; ``--verdicts`` scores the recorded verdicts
+(one JSON object a line: ``package``, ``path``, ``line``, ``code``, ``verdict`` "right" or
+"wrong", ``why``).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -27,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpus.fetch import folder_name, listings, read_listing  # noqa: E402
 from flake8_tensorconv.config import Settings  # noqa: E402
 from flake8_tensorconv.files import discover  # noqa: E402
 from flake8_tensorconv.findings import Finding  # noqa: E402
@@ -44,12 +64,18 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
     "H": frozenset({"TCV204"}),
     "I": frozenset({"TCV105"}),
     "J": frozenset({"TCV206"}),
+    "K": frozenset({"TCV205"}),
+    "L": frozenset({"TCV109"}),
+    "M": frozenset({"TCV107"}),
 }
+PARTS = ("dev", "tuning", "held-out")
+WILD = ROOT / "bench" / "corpus"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 @dataclass(frozen=True)
 class Label:
+    source: str
     package: str
     version: str
     path: str
@@ -57,10 +83,12 @@ class Label:
     pattern: str
     expect_flag: bool
     why: str
+    part: str
+    kind: str = ""
 
     @property
     def folder(self) -> str:
-        return f"{self.package}-{self.version}"
+        return folder_name(self.source, self.package, self.version)
 
     def describe(self) -> str:
         return f"{self.folder}/{self.path}:{self.line} [{self.pattern}]"
@@ -79,32 +107,46 @@ class Verdict:
         return "FP" if self.flagged else "TN"
 
 
-def load_labels(path: Path) -> list[Label]:
+def part_of(package: str) -> str:
+    """The part a package's labels belong to: about a third of the packages are held out."""
+    return "held-out" if hashlib.sha256(package.encode()).digest()[0] % 3 == 0 else "tuning"
+
+
+def load_labels(path: Path, dev: bool) -> tuple[list[Label], int]:
+    """The decided labels of a file, and how many it marks unsure."""
     labels = []
+    unsure = 0
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
             record = json.loads(line)
-            if record["pattern"] not in PATTERN_CODES or record["expect"] not in ("flag", "no-flag"):
+            if record["pattern"] not in PATTERN_CODES or record["expect"] not in ("flag", "no-flag", "unsure"):
                 raise SystemExit(f"{path}:{number}: unknown pattern {record['pattern']!r} or expect {record['expect']!r}")
+            if record["expect"] == "unsure":
+                unsure += 1
+                continue
+            package = record["package_or_repo"]
             labels.append(
                 Label(
-                    package=record["package_or_repo"],
+                    source=record.get("source", "pypi"),
+                    package=package,
                     version=record["version_or_commit"],
                     path=record["path"],
                     line=int(record["line"]),
                     pattern=record["pattern"],
                     expect_flag=record["expect"] == "flag",
                     why=record.get("why", ""),
+                    part="dev" if dev else part_of(package),
+                    kind=record.get("kind", ""),
                 )
             )
-    return labels
+    return labels, unsure
 
 
-def corpus_folders(listing: Path, labels: Sequence[Label]) -> list[str]:
-    """NAME-VERSION of every package in the corpus listing (``name==version`` lines) and in the labels."""
-    folders = {label.folder for label in labels}
+def dev_folders(listing: Path, labels: Sequence[Label]) -> list[str]:
+    """NAME-VERSION of every package in the dev corpus listing (``name==version`` lines) and in its labels."""
+    folders = {label.folder for label in labels if label.part == "dev"}
     if listing.is_file():
         for line in listing.read_text(encoding="utf-8").splitlines():
             name, _, version = line.strip().partition("==")
@@ -113,15 +155,13 @@ def corpus_folders(listing: Path, labels: Sequence[Label]) -> list[str]:
     return sorted(folders)
 
 
-def ensure_corpus(corpus: Path, folders: Sequence[str], fetch: Path) -> None:
-    """Download and unpack the corpus unless every package is already there."""
+def ensure_corpus(corpus: Path, folders: Sequence[str], command: Sequence[str], *after: str) -> None:
+    """Download and unpack a corpus (``COMMAND CORPUS AFTER...``) unless every folder is already there."""
     missing = [folder for folder in folders if not (corpus / folder).is_dir()]
     if not missing:
         return
-    if not fetch.is_file():
-        raise SystemExit(f"{corpus} lacks {', '.join(missing)} and {fetch} is not there to fetch them")
-    print(f"fetching the corpus into {corpus} (missing: {', '.join(missing)})", file=sys.stderr)
-    subprocess.run(["bash", str(fetch), str(corpus)], check=True)
+    print(f"fetching into {corpus} (missing: {', '.join(missing)})", file=sys.stderr)
+    subprocess.run([*command, str(corpus), *after], check=True)
 
 
 def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
@@ -155,7 +195,7 @@ def ratio(numerator: int, denominator: int) -> str:
     return f"{numerator / denominator:.3f}" if denominator else "  n/a"
 
 
-def print_scores(verdicts: Sequence[Verdict]) -> None:
+def print_scores(title: str, verdicts: Sequence[Verdict]) -> None:
     def row(name: str, group: Sequence[Verdict]) -> str:
         counts = Counter(verdict.outcome for verdict in group)
         tp, fp, fn, tn = counts["TP"], counts["FP"], counts["FN"], counts["TN"]
@@ -164,6 +204,8 @@ def print_scores(verdicts: Sequence[Verdict]) -> None:
             f"{ratio(tp, tp + fp):>9} {ratio(tp, tp + fn):>7}"
         )
 
+    packages = len({verdict.label.package for verdict in verdicts})
+    print(f"\n== {title}: {len(verdicts)} labels in {packages} packages or repositories")
     print(f"{'pattern':<8} {'labels':>6} {'TP':>4} {'FP':>4} {'FN':>4} {'TN':>4}   {'precision':>9} {'recall':>7}")
     by_pattern: dict[str, list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
@@ -200,28 +242,77 @@ def installed_torch() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def sample_findings(corpus: Path, listing: Path, count: int, seed: str, jobs: int) -> None:
+    """Print COUNT findings drawn at random from an unlabelled corpus, with context, to be read by hand."""
+    entries = list(read_listing(listing))
+    ensure_corpus(corpus, [entry.folder for entry in entries], [sys.executable, str(WILD / "fetch.py")], str(listing))
+    findings = lint([str(corpus / entry.folder) for entry in entries], jobs)
+    flat = sorted((path, finding) for path, found in findings.items() for finding in found)
+    chosen = random.Random(seed).sample(flat, min(count, len(flat)))
+    print(f"{len(chosen)} of {len(flat)} findings, seed {seed!r}")
+    for path, finding in sorted(chosen):
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        relative = os.path.relpath(path, corpus)
+        print(f"\n--- {relative}:{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}")
+        for number in range(max(1, finding.start.line - 6), min(len(lines), finding.end.line + 2) + 1):
+            print(f"{number:>6}{'>' if number == finding.start.line else ' '} {lines[number - 1]}")
+
+
+def score_verdicts(path: Path) -> None:
+    verdicts = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    right = sum(1 for verdict in verdicts if verdict["verdict"] == "right")
+    print(f"\n== sample of findings on unlabelled code ({path.name}): {right} right of {len(verdicts)}, precision {ratio(right, len(verdicts))}")
+    by_code: dict[str, Counter[str]] = defaultdict(Counter)
+    for verdict in verdicts:
+        by_code[verdict["code"]][verdict["verdict"]] += 1
+    for code, counts in sorted(by_code.items()):
+        print(f"  {code}: {counts['right']} right, {counts['wrong']} wrong")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / ".bench" / "corpus", help="where the corpus is (or is unpacked to)")
-    parser.add_argument("--labels", type=Path, default=SHARED_CORPUS / "dev-labels.jsonl", help="the labels, one JSON object a line")
-    parser.add_argument("--fetch", type=Path, help="the script that downloads the corpus (default: fetch.sh beside the labels)")
+    parser.add_argument("--corpus", type=Path, default=ROOT / ".bench" / "corpus", help="where the corpora are (or are unpacked to)")
+    parser.add_argument("--dev-labels", type=Path, default=SHARED_CORPUS / "dev-labels.jsonl", help="the dev labels")
+    parser.add_argument("--labels", type=Path, nargs="*", help="other labels (default: bench/corpus/labels-*.jsonl)")
+    parser.add_argument("--held-out", action="store_true", help="also score the held-out part (only at the end of a round)")
+    parser.add_argument("--sample", type=int, metavar="N", help="print N random findings of an unlabelled corpus and stop")
+    parser.add_argument("--sample-listing", type=Path, default=WILD / "unlabelled.txt", help="the unlabelled corpus's listing")
+    parser.add_argument("--seed", default="tensorconv", help="seed of --sample")
+    parser.add_argument("--verdicts", type=Path, help="score recorded verdicts on a sample of findings")
     parser.add_argument("--torch", type=Path, help="torch sources to count findings on (default: the installed torch package)")
     parser.add_argument("--no-torch", action="store_true", help="skip the count on torch's sources")
     parser.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="files checked in parallel")
     args = parser.parse_args(argv)
-
-    labels = load_labels(args.labels)
     corpus: Path = args.corpus
-    packages = corpus_folders(args.labels.parent / "dev-corpus.txt", labels)
-    ensure_corpus(corpus, packages, args.fetch or args.labels.parent / "fetch.sh")
-    folders = [str(corpus / package) for package in packages]
-    findings = lint(folders, args.jobs)
+
+    if args.sample:
+        sample_findings(corpus, args.sample_listing, args.sample, args.seed, args.jobs)
+        return 0
+
+    labels, unsure = load_labels(args.dev_labels, dev=True)
+    for path in args.labels if args.labels is not None else sorted(WILD.glob("labels-*.jsonl")):
+        more, more_unsure = load_labels(path, dev=False)
+        labels += more
+        unsure += more_unsure
+    folders = dev_folders(args.dev_labels.parent / "dev-corpus.txt", labels)
+    ensure_corpus(corpus, folders, ["bash", str(args.dev_labels.parent / "fetch.sh")])
+    wild = sorted({entry.folder for listing in listings(()) for entry in read_listing(listing)} | {label.folder for label in labels if label.part != "dev"})
+    ensure_corpus(corpus, wild, [sys.executable, str(WILD / "fetch.py")])
+    findings = lint([str(corpus / folder) for folder in folders + wild], args.jobs)
     verdicts = score(labels, corpus, findings)
 
-    print(f"labels: {args.labels} ({len(labels)}); corpus: {corpus}\n")
-    print_scores(verdicts)
-    print_mislabelled(verdicts)
-    print_counts(f"dev corpus ({len(folders)} packages)", findings)
+    print(f"labels: {len(labels)} decided, {unsure} unsure (not scored); corpus: {corpus}")
+    for part in PARTS:
+        group = [verdict for verdict in verdicts if verdict.label.part == part]
+        if part == "held-out" and not args.held_out:
+            print(f"\n== held-out: {len(group)} labels, not scored (pass --held-out at the end of a round)")
+            continue
+        print_scores(part, group)
+    print_mislabelled([verdict for verdict in verdicts if verdict.label.part != "held-out"])
+    if args.verdicts:
+        score_verdicts(args.verdicts)
+    print_counts(f"dev corpus ({len(folders)} packages)", {p: f for p, f in findings.items() if any(p.startswith(str(corpus / d) + os.sep) for d in folders)})
+    print_counts(f"labelled corpus ({len(wild)} packages and repositories)", {p: f for p, f in findings.items() if any(p.startswith(str(corpus / d) + os.sep) for d in wild)})
     if not args.no_torch:
         torch_dir = args.torch or installed_torch()
         if torch_dir is None or not torch_dir.is_dir():

@@ -1,0 +1,128 @@
+"""Download and unpack the labelled corpus listed in ``bench/corpus/corpus-*.txt``.
+
+    python bench/corpus/fetch.py DEST [LISTING ...]
+
+Each listing line is ``pypi NAME==VERSION KIND`` or ``github OWNER/REPO@COMMIT KIND``
+(``#`` starts a comment). A PyPI package is unpacked from its wheel into
+``DEST/NAME-VERSION/``; a GitHub repository at its exact commit into
+``DEST/OWNER+REPO-COMMIT12/``, from a local git mirror when one is there
+(``--mirrors``, laid out as ``OWNER+REPO/…/*.git`` or ``OWNER+REPO/repo``), else by
+``git clone``. Notebooks in a repository are converted to ``NOTEBOOK.ipynb.py`` beside
+them by ``nb2py.py``, which is what the labels' paths name. Folders already there are
+kept as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+HERE = Path(__file__).resolve().parent
+
+
+class Entry(NamedTuple):
+    source: str  # "pypi" or "github"
+    name: str  # NAME, or OWNER/REPO
+    version: str  # VERSION, or the full commit
+    kind: str
+
+    @property
+    def folder(self) -> str:
+        return folder_name(self.source, self.name, self.version)
+
+
+def folder_name(source: str, name: str, version: str) -> str:
+    """Where a package or repository is unpacked, relative to the corpus folder."""
+    if source == "github":
+        return f"{name.replace('/', '+')}-{version[:12]}"
+    return f"{name}-{version}"
+
+
+def read_listing(path: Path) -> Iterator[Entry]:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 3 or words[0] not in ("pypi", "github"):
+            raise SystemExit(f"{path}:{number}: expected 'pypi NAME==VERSION KIND' or 'github OWNER/REPO@COMMIT KIND'")
+        source, spec, kind = words
+        name, _, version = spec.partition("==" if source == "pypi" else "@")
+        if not name or not version:
+            raise SystemExit(f"{path}:{number}: no version or commit in {spec!r}")
+        yield Entry(source, name, version, kind)
+
+
+def listings(paths: Sequence[str]) -> list[Path]:
+    return [Path(p) for p in paths] if paths else sorted(HERE.glob("corpus-*.txt"))
+
+
+def fetch_pypi(entry: Entry, dest: Path) -> None:
+    wheels = dest / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    spec = f"{entry.name}=={entry.version}"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels), spec],
+        check=True,
+    )
+    stem = entry.name.lower().replace("-", "_").replace(".", "_")
+    matches = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{entry.version}-".lower())]
+    if not matches:
+        raise SystemExit(f"no wheel for {spec} in {wheels}")
+    with zipfile.ZipFile(matches[0]) as archive:
+        archive.extractall(dest / entry.folder)
+
+
+def _mirror(mirrors: Path, name: str) -> str | None:
+    base = mirrors / name.replace("/", "+")
+    candidates = [base / "repo", *map(Path, glob.glob(str(base / "**" / "*.git"), recursive=True))]
+    for candidate in candidates:
+        if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
+            return str(candidate)
+    return None
+
+
+def fetch_github(entry: Entry, dest: Path, mirrors: Path) -> None:
+    git_dir = _mirror(mirrors, entry.name)
+    with tempfile.TemporaryDirectory() as scratch:
+        if git_dir is None:
+            git_dir = os.path.join(scratch, "clone")
+            subprocess.run(["git", "clone", "-q", "--bare", f"https://github.com/{entry.name}.git", git_dir], check=True)
+        target = dest / entry.folder
+        partial = dest / (entry.folder + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", entry.version], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(partial)], input=archive, check=True)
+        subprocess.run([sys.executable, str(HERE / "nb2py.py"), str(partial)], check=True)
+        partial.rename(target)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dest", type=Path)
+    parser.add_argument("listing", nargs="*", help="corpus listings (default: bench/corpus/corpus-*.txt)")
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="local git mirrors of GitHub repositories")
+    args = parser.parse_args(argv)
+    for listing in listings(args.listing):
+        for entry in read_listing(listing):
+            if (args.dest / entry.folder).is_dir():
+                continue
+            print(f"fetching {entry.name} {entry.version} -> {args.dest / entry.folder}", file=sys.stderr)
+            if entry.source == "pypi":
+                fetch_pypi(entry, args.dest)
+            else:
+                fetch_github(entry, args.dest, args.mirrors)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
