@@ -234,6 +234,12 @@ def print_counts(title: str, findings: dict[str, list[Finding]]) -> None:
         print(f"  {code} {count:>6}")
 
 
+def within(findings: dict[str, list[Finding]], corpus: Path, folders: Sequence[str]) -> dict[str, list[Finding]]:
+    """The findings in files under the corpus's FOLDERS."""
+    prefixes = tuple(os.path.normpath(os.path.abspath(corpus / folder)) + os.sep for folder in folders)
+    return {path: found for path, found in findings.items() if path.startswith(prefixes)}
+
+
 def installed_torch() -> Path | None:
     """The installed torch package's folder, found without importing it."""
     spec = importlib.util.find_spec("torch")
@@ -311,8 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_mislabelled([verdict for verdict in verdicts if verdict.label.part != "held-out"])
     if args.verdicts:
         score_verdicts(args.verdicts)
-    print_counts(f"dev corpus ({len(folders)} packages)", {p: f for p, f in findings.items() if any(p.startswith(str(corpus / d) + os.sep) for d in folders)})
-    print_counts(f"labelled corpus ({len(wild)} packages and repositories)", {p: f for p, f in findings.items() if any(p.startswith(str(corpus / d) + os.sep) for d in wild)})
+    print_counts(f"dev corpus ({len(folders)} packages)", within(findings, corpus, folders))
+    print_counts(f"labelled corpus ({len(wild)} packages and repositories)", within(findings, corpus, wild))
     if not args.no_torch:
         torch_dir = args.torch or installed_torch()
         if torch_dir is None or not torch_dir.is_dir():
