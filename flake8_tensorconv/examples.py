@@ -24,7 +24,8 @@ COMPARE_MODES = ("no_grad",)
 HEADER_KEYS = ("claim", "devices", "claim-devices", "fix-devices", "compare", "differs", "needs")
 
 _CODE_DIRECTORY = re.compile(r"TCV[0-9]{3}")
-_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TCV[0-9]{3}(?:\s*,\s*TCV[0-9]{3})*)\s*$")
+# `# expect: TCV101` or, where a rule could report at the wrong node, with the 1-based column: `TCV104:12`.
+_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TCV[0-9]{3}(?::[0-9]+)?(?:\s*,\s*TCV[0-9]{3}(?::[0-9]+)?)*)\s*$")
 _HEADER_LINE = re.compile(r"#\s*(?P<key>[a-z][a-z-]*):\s*(?P<value>.*?)\s*$")
 _CLAIM = re.compile(
     r"(?:(?P<kind>raises|warns)\s+(?P<category>[A-Za-z_][\w.]*)|(?P<holds>holds))\s*:\s*(?P<text>.*)$"
@@ -95,6 +96,7 @@ class Expectation:
 
     line: int
     code: str
+    column: int | None = None  # 1-based, where the marker names one
 
 
 @dataclass(frozen=True)
@@ -230,8 +232,9 @@ def _expectations(text: str, path: Path) -> tuple[Expectation, ...]:
             match = _MARKER.fullmatch(token.string)
             if match is None:
                 raise FixtureError(f"{path}:{token.start[0]}: malformed marker {token.string!r}")
-            for code in re.split(r"\s*,\s*", match.group("codes")):
-                found.append(Expectation(token.start[0], code))
+            for entry in re.split(r"\s*,\s*", match.group("codes")):
+                code, _, column = entry.partition(":")
+                found.append(Expectation(token.start[0], code, int(column) if column else None))
     except (tokenize.TokenError, SyntaxError) as error:
         raise FixtureError(f"{path}: cannot tokenize: {error}") from None
     return tuple(sorted(found, key=lambda expectation: (expectation.line, expectation.code)))

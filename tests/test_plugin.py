@@ -6,8 +6,6 @@ import argparse
 import ast
 import re
 
-import pytest
-
 from flake8_tensorconv import plugin
 from flake8_tensorconv.examples import all_fixtures, fixtures_root
 from flake8_tensorconv.rules import ALL_RULES
@@ -51,13 +49,18 @@ def test_flake8_and_the_cli_agree_on_every_fixture(flake8, tensorconv):
     assert shown == expected
 
 
-def test_opt_in_rules_are_off_by_default_in_flake8(flake8, tmp_path):
+def test_opt_in_rules_are_off_by_default_in_flake8_and_on_when_named(flake8):
+    """Every opt-in rule, on its own positive fixtures: silent under `--select=TCV`, reported when named."""
     opt_in = [rule.code for rule in ALL_RULES if not rule.default_enabled]
-    if not opt_in:
-        pytest.skip("no opt-in rule in the catalogue yet")
-    (tmp_path / "f.py").write_text("import torch\n\ndef f(x):\n    return x.detach().cpu().numpy().tolist()\n")
-    default = flake8("--select=TCV", "f.py", cwd=tmp_path)
-    assert not any(code in default.stdout for code in opt_in)
+    assert opt_in, "the catalogue has opt-in rules (the strict twins at least)"
+    root = fixtures_root()
+    for code in opt_in:
+        positives = [f"{code}/{f.path.name}" for f in all_fixtures() if f.code == code and not f.is_negative]
+        assert positives, f"{code}: no positive fixture"
+        default = flake8("--select=TCV", "--no-show-source", *positives, cwd=root)
+        assert f": {code}" not in default.stdout, default.stdout
+        named = flake8("--select=TCV", f"--extend-select={code}", "--no-show-source", *positives, cwd=root)
+        assert f": {code}" in named.stdout, (code, named.stdout, named.stderr)
 
 
 def test_flake8_noqa_and_ignore(flake8, tmp_path):

@@ -78,9 +78,11 @@ def test_every_installed_torch_module_is_analysed_without_internal_error() -> No
     """Walk a slice of the torch sources, as flake8-bugbear walks site-packages."""
     import importlib.util
 
+    import pytest
+
     spec = importlib.util.find_spec("torch")
     if spec is None or spec.origin is None:
-        return
+        pytest.skip("torch is not installed: no torch sources to walk")
     root = Path(spec.origin).parent / "nn"
     for path in sorted(root.rglob("*.py")):
         try:
