@@ -110,13 +110,27 @@ def read_source(path: str) -> Source:
     return decode(raw)
 
 
+# A fix is written to `.tensorconv-PID-XXXXXXXX.tmp` beside the file, then renamed over it. A run
+# killed in between leaves its temporary behind; the next run that writes there removes it.
+_TEMPORARY_PREFIX = ".tensorconv-"
+_TEMPORARY_SUFFIX = ".tmp"
+_swept: set[str] = set()
+
+
 def write_atomically(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same folder, keeping its mode."""
+    """Replace ``path`` with ``data`` via a temporary file in the same folder, keeping its mode.
+
+    The file holds either its old or its new bytes at every moment, also when the process is
+    killed; temporaries of killed runs in the folder are removed first.
+    """
     import tempfile  # only a run that writes pays for it
 
     mode = stat.S_IMODE(os.stat(path).st_mode)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=".tensorconv-", suffix=".tmp", dir=directory)
+    if directory not in _swept:
+        _swept.add(directory)
+        remove_stale_temporaries(directory)
+    fd, temporary = tempfile.mkstemp(prefix=f"{_TEMPORARY_PREFIX}{os.getpid()}-", suffix=_TEMPORARY_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -128,3 +142,35 @@ def write_atomically(path: str, data: bytes) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def remove_stale_temporaries(directory: str) -> None:
+    """Remove the temporaries that runs no longer alive left in ``directory``.
+
+    A temporary of a run that is still going (another ``--fix`` on the same tree) is kept.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)):
+            continue
+        pid = name[len(_TEMPORARY_PREFIX) :].partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but belongs to someone else
+        return True
+    return True
