@@ -16,7 +16,9 @@ from flake8_tensorconv.examples import (
     fixtures_root,
     load_fixture,
 )
-from flake8_tensorconv.verify.harness import Environment, Status, compare_namespaces, execute, verify_fixture
+from flake8_tensorconv.verify.compare import compare_namespaces
+from flake8_tensorconv.verify.harness import Environment, Status, verify_fixture
+from flake8_tensorconv.verify.running import execute
 
 HERE = Environment(versions={"torch": "2.13.0+cpu", "numpy": "2.4.6"}, cuda_available=False)
 

@@ -18,19 +18,9 @@ import torch
 
 from flake8_tensorconv.examples import Requirement, all_fixtures, load_fixture
 from flake8_tensorconv.verify import command
-from flake8_tensorconv.verify.harness import (
-    Environment,
-    ForkedRun,
-    FreshRun,
-    Outcome,
-    Result,
-    Status,
-    _full_float32_precision,
-    compare_across_devices,
-    execute,
-    fresh_run,
-    verify_fixture,
-)
+from flake8_tensorconv.verify.compare import compare_across_devices
+from flake8_tensorconv.verify.harness import Environment, Outcome, Result, Status, verify_fixture
+from flake8_tensorconv.verify.running import _full_float32_precision, execute, fresh_run, start_method
 from flake8_tensorconv.verify.table import NO_FIXTURE, build_rows, format_report, summarize
 
 HERE = Environment(versions={"torch": "2.13.0+cpu", "numpy": "2.4.6"}, cuda_available=False)
@@ -210,37 +200,33 @@ WARNS = """\
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
-def test_forked_and_new_interpreter_runs_see_the_same_warnings(tmp_path):
+def test_each_fresh_run_sees_the_warnings_torch_emits_once_per_process(tmp_path):
     path = tmp_path / "warns.py"
     path.write_text(textwrap.dedent(WARNS), encoding="utf-8")
-    forked, fresh = fresh_run(path, "cpu"), FreshRun(path, "cpu")
-    assert isinstance(forked, ForkedRun)
-    seen = [str(w) for w in forked.warnings()]
-    assert seen == [str(w) for w in fresh.warnings()]
-    assert any("Creating a tensor from a list of numpy.ndarrays" in w for w in seen)
-    # Each run gets a fresh process: the warning torch emits once per process shows again.
-    assert [str(w) for w in fresh_run(path, "cpu").warnings()] == seen
+    assert start_method("cpu") == "forkserver"
+    first = [str(w) for w in fresh_run(path, "cpu").warnings()]
+    assert any("Creating a tensor from a list of numpy.ndarrays" in w for w in first)
+    # This process has emitted it now; a fresh run still sees it again.
+    execute(textwrap.dedent(WARNS), str(path), "cpu")
+    assert [str(w) for w in fresh_run(path, "cpu").warnings()] == first
 
 
-def test_cuda_runs_keep_a_new_interpreter(tmp_path):
-    path = tmp_path / "warns.py"
-    path.write_text("x = 1\n", encoding="utf-8")
-    run = fresh_run(path, "cuda")
-    try:
-        assert isinstance(run, FreshRun)
-    finally:
-        run.stop()
+def test_cuda_runs_spawn_a_new_interpreter():
+    assert start_method("cuda") == "spawn"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
-def test_a_forked_run_that_exits_is_reported_and_the_server_goes_on(tmp_path):
+def test_a_fresh_run_that_exits_is_reported_and_the_next_one_goes_on(tmp_path):
     exits = tmp_path / "exits.py"
     exits.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
-    with pytest.raises(RuntimeError, match="(?s)the forked run that checks warnings failed: .*SystemExit: 3"):
-        ForkedRun(exits, "cpu").warnings()
+    with pytest.raises(RuntimeError, match="(?s)the run that checks warnings failed: .*SystemExit: 3"):
+        fresh_run(exits, "cpu").warnings()
+    dies = tmp_path / "dies.py"
+    dies.write_text("import os\nos._exit(4)\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="exited with status 4 without a report"):
+        fresh_run(dies, "cpu").warnings()
     quiet = tmp_path / "quiet.py"
     quiet.write_text("import torch\nx = torch.ones(2)\n", encoding="utf-8")
-    assert ForkedRun(quiet, "cpu").warnings() == []
+    assert fresh_run(quiet, "cpu").warnings() == []
 
 
 # ----------------------------------------------------------------------------- version ranges
