@@ -70,6 +70,7 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 }
 PARTS = ("dev", "tuning", "held-out")
 WILD = ROOT / "bench" / "corpus"
+SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
@@ -107,12 +108,47 @@ class Verdict:
         return "FP" if self.flagged else "TN"
 
 
-def part_of(package: str) -> str:
-    """The part a package's labels belong to: about a third of the packages are held out."""
-    return "held-out" if hashlib.sha256(package.encode()).digest()[0] % 3 == 0 else "tuning"
+def read_split(path: Path) -> dict[str, str]:
+    """The recorded part of each package (``split.txt``: ``tuning NAME`` / ``held-out NAME`` lines)."""
+    if not path.is_file():
+        return {}
+    split = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) == 2 and words[0] in ("tuning", "held-out"):
+            split[words[1]] = words[0]
+    return split
 
 
-def load_labels(path: Path, dev: bool) -> tuple[list[Label], int]:
+def _hash(package: str) -> bytes:
+    return hashlib.sha256(package.encode()).digest()
+
+
+def part_of(package: str, split: dict[str, str]) -> str:
+    """The package's recorded part; a package not in the split is held out when its hash says so (a third)."""
+    return split.get(package) or ("held-out" if _hash(package)[0] % 3 == 0 else "tuning")
+
+
+def make_split(labels: Sequence[Label]) -> dict[str, str]:
+    """Hold out a third of the packages, with a third of the flag labels.
+
+    Packages are ranked by their number of flag labels; of each run of three, the one whose
+    name hashes lowest is held out. Decided from the labels alone, before any scoring.
+    """
+    flags: Counter[str] = Counter()
+    for label in labels:
+        flags[label.package] += label.expect_flag
+    ranked = sorted(flags, key=lambda package: (-flags[package], _hash(package)))
+    split = {}
+    for start in range(0, len(ranked), 3):
+        block = ranked[start : start + 3]
+        held = min(block, key=_hash)
+        for package in block:
+            split[package] = "held-out" if package == held else "tuning"
+    return split
+
+
+def load_labels(path: Path, dev: bool, split: dict[str, str] | None = None) -> tuple[list[Label], int]:
     """The decided labels of a file, and how many it marks unsure."""
     labels = []
     unsure = 0
@@ -137,7 +173,7 @@ def load_labels(path: Path, dev: bool) -> tuple[list[Label], int]:
                     pattern=record["pattern"],
                     expect_flag=record["expect"] == "flag",
                     why=record.get("why", ""),
-                    part="dev" if dev else part_of(package),
+                    part="dev" if dev else part_of(package, split or {}),
                     kind=record.get("kind", ""),
                 )
             )
@@ -281,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dev-labels", type=Path, default=SHARED_CORPUS / "dev-labels.jsonl", help="the dev labels")
     parser.add_argument("--labels", type=Path, nargs="*", help="other labels (default: bench/corpus/labels-*.jsonl)")
     parser.add_argument("--held-out", action="store_true", help="also score the held-out part (only at the end of a round)")
+    parser.add_argument("--make-split", action="store_true", help="write bench/corpus/split.txt from the labels (once, before scoring)")
     parser.add_argument("--sample", type=int, metavar="N", help="print N random findings of an unlabelled corpus and stop")
     parser.add_argument("--sample-listing", type=Path, default=WILD / "unlabelled.txt", help="the unlabelled corpus's listing")
     parser.add_argument("--seed", default="tensorconv", help="seed of --sample")
@@ -295,11 +332,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sample_findings(corpus, args.sample_listing, args.sample, args.seed, args.jobs)
         return 0
 
+    split = read_split(SPLIT)
     labels, unsure = load_labels(args.dev_labels, dev=True)
     for path in args.labels if args.labels is not None else sorted(WILD.glob("labels-*.jsonl")):
-        more, more_unsure = load_labels(path, dev=False)
+        more, more_unsure = load_labels(path, dev=False, split=split)
         labels += more
         unsure += more_unsure
+    if args.make_split:
+        wild_labels = [label for label in labels if label.part != "dev"]
+        made = make_split(wild_labels)
+        lines = [f"{part} {package}" for package, part in sorted(made.items(), key=lambda item: (item[1], item[0].lower()))]
+        SPLIT.write_text("# Which labelled packages are held out (bench/precision.py --make-split; never edited after scoring)\n" + "\n".join(lines) + "\n")
+        print(f"wrote {SPLIT}: {sum(part == 'held-out' for part in made.values())} of {len(made)} packages held out")
+        return 0
     folders = dev_folders(args.dev_labels.parent / "dev-corpus.txt", labels)
     ensure_corpus(corpus, folders, ["bash", str(args.dev_labels.parent / "fetch.sh")])
     wild = sorted({entry.folder for listing in listings(()) for entry in read_listing(listing)} | {label.folder for label in labels if label.part != "dev"})
