@@ -72,6 +72,8 @@ def read_notebook(raw: bytes) -> Notebook:
         text = text[1:]
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise NotebookError("not a notebook that can be read: its JSON is nested too deeply") from None
     except ValueError as error:
         line, column = (error.lineno, error.colno - 1) if isinstance(error, json.JSONDecodeError) else (1, 0)
         raise NotebookError(f"not a notebook: invalid JSON: {getattr(error, 'msg', error)}", Position(line, column)) from None
@@ -116,8 +118,9 @@ def _source_spans(text: str, wanted: set[int]) -> dict[int, tuple[int, int]]:
     cells_start, _ = _members(text, _skip_space(text, 0))["cells"]
     spans = {}
     for number, (cell_start, _) in enumerate(_elements(text, cells_start), start=1):
-        if number in wanted:
-            spans[number] = _members(text, cell_start)["source"]
+        source = _members(text, cell_start).get("source") if number in wanted else None
+        if source is not None:  # a cell without "source" is empty: nothing to fix in it
+            spans[number] = source
     return spans
 
 

@@ -289,3 +289,11 @@ def test_positions_are_cell_relative_in_the_public_api():
     notebook = read_notebook((NOTEBOOKS / "training.ipynb").read_bytes())
     findings = lint_cells(notebook.cells, Settings())
     assert [(f.cell, f.start) for f in findings] == [(4, Position(2, 6)), (6, Position(4, 10))]
+
+
+def test_the_readme_shows_what_the_user_sees(tensorconv, project):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    for command in ("check training.ipynb", "check --diff training.ipynb"):
+        shown = readme.split(f"$ tensorconv {command}\n", 1)[1].split("\n$ ", 1)[0].split("\n```", 1)[0]
+        result = tensorconv(*command.split(), "--no-cache", cwd=project)
+        assert shown == (result.stdout + result.stderr).rstrip("\n")
