@@ -119,6 +119,13 @@ def test_a_syntax_error_is_reported_in_its_cell():
     assert raised.value.cell == 4 and raised.value.position.line == 2
 
 
+def test_a_fix_that_would_span_two_cells_is_not_offered():
+    cells = [CodeCell(1, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = (out"), CodeCell(2, ".numpy())\n")]
+    (finding,) = lint_cells(cells, Settings())
+    assert (finding.code, finding.cell, finding.start, finding.fix) == ("TCV101", 1, Position(3, 7), None)
+    assert fix_cells(cells, Settings()).changed == []
+
+
 def test_noqa_in_a_cell():
     cells = [CodeCell(1, "import torch\nx = torch.ones(3, requires_grad=True)"), CodeCell(2, "y = x.numpy()  # noqa: TCV101")]
     assert lint_cells(cells, Settings()) == []
