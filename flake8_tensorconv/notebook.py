@@ -3,8 +3,8 @@
 The code cells are joined in order into one source, so that a name defined in one cell is
 known in the next. IPython syntax (``%magic``, ``!shell``, ``?help``, ``obj?``, ``x = !cmd``,
 and cells that start with a ``%%`` cell magic) is masked in that source (each such line reads
-``pass``, a cell magic's cell reads as empty lines) and never edited. Markdown and raw cells
-are skipped.
+``pass``, a cell magic's cell reads as empty lines) and never edited; a cell indented as a
+whole is dedented, as IPython runs it. Markdown and raw cells are skipped.
 
 Cells are numbered as Ruff numbers them: ``cell`` is the 1-based index among *all* cells of
 the notebook, markdown included, and rows count from the cell's first line.
@@ -214,9 +214,18 @@ def _scan(line: str, state: _Scan) -> tuple[_Scan, int]:
     return _Scan(quote, depth, continued), code_end
 
 
-def _mask(text: str) -> list[str]:
+def _dedent(lines: list[str]) -> tuple[list[str], list[int]]:
+    """The lines without the indentation of the cell's first line, as IPython runs them, and how much each lost."""
+    first = next((line for line in lines if line.strip()), "")
+    prefix = first[: len(first) - len(first.lstrip(" \t"))]
+    if not prefix:
+        return lines, [0] * len(lines)
+    dedented = [line[len(prefix) :] if line.startswith(prefix) else line for line in lines]
+    return dedented, [len(line) - len(new) for line, new in zip(lines, dedented)]
+
+
+def _mask(lines: list[str]) -> list[str]:
     """The cell's lines with IPython syntax replaced by ``pass`` (same indentation), or emptied for a cell magic."""
-    lines = _lines(text)
     if next((line for line in lines if line.strip()), "").startswith("%%"):
         return [""] * len(lines)
     masked = []
@@ -249,10 +258,14 @@ class _Joined:
         self.first_lines: list[int] = []
         self.numbers: list[int] = []
         self.line_counts: list[int] = []
+        # For each cell, each line's indentation that the joined source leaves out (see _dedent).
+        self.dedents: list[list[int]] = []
         parts: list[str] = []
         for number, cell in enumerate(self.cells):
-            masked = _mask(cell.text)
+            lines, dedents = _dedent(_lines(cell.text))
+            masked = _mask(lines)
             self.line_counts.append(len(masked))
+            self.dedents.append(dedents)
             if masked:
                 self.first_lines.append(len(parts) + 1)
                 self.numbers.append(number)
@@ -269,7 +282,7 @@ class _Joined:
         if row > self.line_counts[number]:  # past the cell's last line (a parse error at the end)
             row = self.line_counts[number]
             return number, Position(row, len(_lines(self.cells[number].text)[row - 1]))
-        return number, Position(row, position.column)
+        return number, Position(row, position.column + self.dedents[number][row - 1])
 
     def to_cells(self, finding: Finding) -> tuple[int, Finding]:
         """The finding with cell-relative positions (and ``cell`` set), and the cell's position in ``cells``."""

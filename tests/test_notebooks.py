@@ -104,12 +104,19 @@ def test_python_that_looks_like_ipython_is_still_python(line):
     """These lines are Python (a string, an operator in brackets, a comment): analysed, not masked."""
     cells = [CodeCell(1, f"import torch\nx = torch.ones(3, requires_grad=True)\n{line}\ny = x.numpy()\n")]
     assert [f.start.line for f in lint_cells(cells, Settings())] == [3 + line.count("\n") + 1]
-    assert _mask(cells[0].text) == cells[0].text.splitlines()
+    assert _mask(cells[0].text.splitlines()) == cells[0].text.splitlines()
 
 
 def test_masking_keeps_line_numbers_and_indentation():
     text = "for i in range(2):\n    !echo $i \\\n        more\n    x = i?\n%%time is no cell magic here\n"
-    assert _mask(text) == ["for i in range(2):", "    pass", "", "    pass", "pass"]
+    assert _mask(text.splitlines()) == ["for i in range(2):", "    pass", "", "    pass", "pass"]
+
+
+def test_a_cell_indented_as_a_whole_runs_dedented_as_in_ipython():
+    cells = [CodeCell(1, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))"), CodeCell(2, "  # plot\n  if True:\n      arr = out.numpy()\n\n  arr")]
+    (finding,) = lint_cells(cells, Settings())
+    assert (finding.cell, finding.start, finding.fix.edits[0].start) == (2, Position(3, 12), Position(3, 16))
+    assert fix_cells(cells, Settings()).cells[1].text == "  # plot\n  if True:\n      arr = out.detach().numpy()\n\n  arr"
 
 
 def test_a_syntax_error_is_reported_in_its_cell():
