@@ -11,8 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flake8_tensorconv.config import Settings
+from flake8_tensorconv.examples import all_fixtures
 from flake8_tensorconv.findings import Position
 from flake8_tensorconv.notebook import CellParseError, CodeCell, NotebookError, _mask, fix_cells, lint_cells, read_notebook
 
@@ -158,6 +161,43 @@ def test_markdown_raw_and_other_languages_are_skipped():
     r_notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"language": "R", "name": "ir"}},
                   "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "library(torch)"}]}
     assert read_notebook(json.dumps(r_notebook).encode()).cells == []
+
+
+MAGICS = ["%matplotlib inline", "!pip install torch", "files = !ls", "torch.tensor?", "?np.asarray", "%time y = 1"]
+EVERYTHING = Settings(select=("ALL",))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.sampled_from([fixture.source for fixture in all_fixtures()]), data=st.data())
+def test_fixture_code_cut_into_cells_with_magics_never_crashes_and_keeps_the_magics(seed, data):
+    """Each rule's fixture, cut into cells at random lines, with magics between statements."""
+    lines = seed.splitlines(keepends=True)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(len(lines) - 1, 1)), max_size=4)))
+    texts = ["".join(lines[start:end]) for start, end in zip([0, *cuts], [*cuts, len(lines)])]
+    magic = data.draw(st.sampled_from(MAGICS))
+    cells = [CodeCell(2 * number + 1, f"{magic}\n{text}" if number % 2 else text) for number, text in enumerate(texts)]
+    try:
+        findings = lint_cells(cells, EVERYTHING)
+        result = fix_cells(cells, EVERYTHING, unsafe=True)
+    except CellParseError as error:
+        assert error.cell in {cell.index for cell in cells}
+        return
+    by_index = {cell.index: cell.text.split("\n") for cell in cells}
+    for finding in findings:
+        assert 1 <= finding.start.line <= len(by_index[finding.cell]) and finding.start.column <= len(by_index[finding.cell][finding.start.line - 1])
+    for before, after in zip(cells, result.cells):
+        assert after.text.startswith(magic) == before.text.startswith(magic)
+    assert fix_cells(result.cells, EVERYTHING, unsafe=True).changed == []
+
+
+def test_an_empty_notebook_has_nothing_to_report():
+    notebook = read_notebook(b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    assert notebook.cells == [] and lint_cells(notebook.cells, EVERYTHING) == []
+
+
+def test_the_pre_commit_hooks_take_notebooks():
+    hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
+    assert hooks.count("  types_or: [python, pyi, jupyter]\n") == hooks.count("- id: ") == 2
 
 
 # --------------------------------------------------------------------- the command line
