@@ -2,7 +2,7 @@
 
 The code cells are joined in order into one source, so that a name defined in one cell is
 known in the next. IPython syntax (``%magic``, ``!shell``, ``?help``, ``obj?``, ``x = !cmd``,
-and cells that start with a ``%%`` cell magic) is masked in that source (each such line reads
+automagics such as ``pip install x``, and cells that start with a ``%%`` cell magic) is masked in that source (each such line reads
 ``pass``, a cell magic's cell reads as empty lines) and never edited; a cell indented as a
 whole is dedented, as IPython runs it. Markdown and raw cells are skipped.
 
@@ -22,6 +22,7 @@ file's original text: every other byte stays as it was.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from bisect import bisect_right
@@ -162,6 +163,17 @@ def _elements(text: str, position: int) -> list[tuple[int, int]]:
 _MAGIC_LINE = re.compile(r"\s*(?:[%!?]|[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!])")
 
 
+# IPython's line magics that run without their "%" (automagic): `pip install x`, `cd data`.
+_AUTOMAGIC = re.compile(
+    r"\s*(?:alias|autoreload|bookmark|cat|cd|clear|colors|conda|config|cp|debug|dhist|dirs|doctest_mode|ed|edit|env|gui|"
+    r"history|killbgscripts|ldir|less|lf|lk|ll|load|load_ext|loadpy|logoff|logon|logstart|logstate|logstop|ls|lsmagic|lx|"
+    r"macro|magic|man|matplotlib|mkdir|more|mv|notebook|page|pastebin|pdb|pdef|pdoc|pfile|pinfo|pinfo2|pip|popd|pprint|"
+    r"precision|prun|psearch|psource|pushd|pwd|pycat|pylab|quickref|recall|rehashx|reload_ext|rep|rerun|reset|"
+    r"reset_selective|rm|rmdir|run|save|sc|set_env|store|sx|system|tb|time|timeit|unalias|unload_ext|who|who_ls|whos|"
+    r"xdel|xmode)[ \t]+\S"
+)
+
+
 def _lines(text: str) -> list[str]:
     lines = _LINE_BREAK.split(text)
     if lines[-1] == "":
@@ -246,7 +258,20 @@ def _is_magic(line: str, state: _Scan) -> bool:
     if _MAGIC_LINE.match(line):
         return True
     after, code_end = _scan(line, state)
-    return after.at_statement_start and line[:code_end].rstrip().endswith("?")  # `obj?`, `obj.method??`
+    if not after.at_statement_start:
+        return False
+    if line[:code_end].rstrip().endswith("?"):  # `obj?`, `obj.method??`
+        return True
+    # `pip install x` is a magic; `time = 3` and `ls -l` (a subtraction) are Python.
+    return _AUTOMAGIC.match(line) is not None and not _parses_alone(line.strip())
+
+
+def _parses_alone(statement: str) -> bool:
+    try:
+        ast.parse(statement)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 class _Joined:

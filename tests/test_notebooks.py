@@ -68,6 +68,9 @@ def test_fix_cells_returns_the_new_texts_and_leaves_other_cells_alone():
         "np.*load*?",
         "%config InlineBackend.figure_format = 'retina'",
         "!echo a \\\n  b",
+        "pip install torch==2.1",
+        "cd ../data",
+        "env CUDA_VISIBLE_DEVICES=0",
     ],
 )
 def test_ipython_syntax_is_kept_and_never_unparsable(line):
@@ -101,6 +104,9 @@ def test_a_cell_magic_makes_the_whole_cell_not_python():
         "rest = (7\n        % 3)",
         "s = '''\n%not a magic\n!nor this\n'''",
         "value = 3  # is it?",
+        "time = 3",
+        "ls -l",
+        "pip = run(\n    3)",
     ],
 )
 def test_python_that_looks_like_ipython_is_still_python(line):
