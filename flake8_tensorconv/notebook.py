@@ -52,12 +52,10 @@ class CodeCell(NamedTuple):
 class Notebook:
     """A notebook file: its text (for splicing) and its code cells."""
 
-    def __init__(self, text: str, has_bom: bool, cells: list[CodeCell], source_spans: dict[int, tuple[int, int]]) -> None:
-        self.text = text
+    def __init__(self, text: str, has_bom: bool, cells: list[CodeCell]) -> None:
+        self.text = text  # without the BOM, if the file has one
         self.has_bom = has_bom
         self.cells = cells
-        # Cell index -> (start, end) offsets in ``text`` of the JSON value of that cell's "source".
-        self.source_spans = source_spans
 
 
 # --------------------------------------------------------------------- reading
@@ -96,7 +94,7 @@ def read_notebook(raw: bytes) -> Notebook:
         cells.append(CodeCell(number, source))
     if not _is_python(data.get("metadata")):
         cells = []  # another kernel's language: nothing here is Python
-    return Notebook(text, has_bom, cells, _source_spans(text, {cell.index for cell in cells}))
+    return Notebook(text, has_bom, cells)
 
 
 def _is_python(metadata: object) -> bool:
@@ -193,34 +191,36 @@ class _Scan(NamedTuple):
         return self.quote is None and self.depth == 0 and not self.continued
 
 
+# On a line, what changes the scanner's state: a comment, a bracket, a backslash, a quote.
+_SIGNIFICANT = re.compile("|".join(["#", r"[()\[\]{}\\]", "'''", '"""', "['\"]"]))
+# From inside a string, its end (escaped characters skipped); no match: the string goes on.
+_STRING_END = {quote: re.compile(r"(?:\\.|[^\\])*?" + quote, re.DOTALL) for quote in ("'", '"', "'''", '"""')}
+
+
 def _scan(line: str, state: _Scan) -> tuple[_Scan, int]:
     """The state after ``line``, and where its code ends (a comment, or the line's end)."""
     quote, depth = state.quote, state.depth
-    index, end = 0, len(line)
-    code_end = end
-    while index < end:
-        char = line[index]
+    index, code_end = 0, len(line)
+    while True:
         if quote is not None:
-            if char == "\\":
-                index += 2
-                continue
-            if line.startswith(quote, index):
-                index += len(quote)
-                quote = None
-                continue
-        elif char == "#":
-            code_end = index
+            string_end = _STRING_END[quote].match(line, index)
+            if string_end is None:
+                break
+            index, quote = string_end.end(), None
+        match = _SIGNIFICANT.search(line, index)
+        if match is None:
             break
-        elif char in "([{":
+        token, index = match.group(), match.end()
+        if token == "#":
+            code_end = match.start()
+            break
+        if token in ("(", "[", "{"):
             depth += 1
-        elif char in ")]}":
+        elif token in (")", "]", "}"):
             depth = max(depth - 1, 0)
-        elif char in "'\"":
-            quote = line[index : index + 3] if line[index : index + 3] in ('"""', "'''") else char
-            index += len(quote)
-            continue
-        index += 1
-    continued = code_end == end and line.endswith("\\")
+        elif token != "\\":
+            quote = token
+    continued = code_end == len(line) and line.endswith("\\")
     if quote in ("'", '"') and not continued:
         quote = None  # an unterminated string: the parser will say so
     return _Scan(quote, depth, continued), code_end
@@ -244,20 +244,21 @@ def _mask(lines: list[str]) -> list[str]:
     state = _Scan()
     magic_continues = False
     for line in lines:
-        if magic_continues or (state.at_statement_start and _is_magic(line, state)):
+        after, code_end = _scan(line, state) if not magic_continues else (state, 0)
+        if magic_continues or (state.at_statement_start and _is_magic(line, after, code_end)):
             indentation = line[: len(line) - len(line.lstrip())]
             masked.append(indentation + "pass" if not magic_continues else "")
             magic_continues = line.endswith("\\")
             continue
         masked.append(line)
-        state, _ = _scan(line, state)
+        state = after
     return masked
 
 
-def _is_magic(line: str, state: _Scan) -> bool:
+def _is_magic(line: str, after: _Scan, code_end: int) -> bool:
+    """Whether a line that starts a statement is IPython syntax; ``after``, ``code_end``: what _scan says of it."""
     if _MAGIC_LINE.match(line):
         return True
-    after, code_end = _scan(line, state)
     if not after.at_statement_start:
         return False
     if line[:code_end].rstrip().endswith("?"):  # `obj?`, `obj.method??`
@@ -446,10 +447,11 @@ def replace_sources(notebook: Notebook, texts: dict[int, str]) -> bytes:
     characters are escaped only when the file has no raw non-ASCII character.
     """
     ensure_ascii = notebook.text.isascii()
+    spans = _source_spans(notebook.text, set(texts))
     pieces = []
     position = 0
     for index in sorted(texts):
-        start, end = notebook.source_spans[index]
+        start, end = spans[index]
         pieces.append(notebook.text[position:start])
         pieces.append(_source_json(notebook.text[start:end], texts[index], ensure_ascii))
         position = end
