@@ -12,7 +12,9 @@ to lines of these files, so the output depends only on the notebook: UTF-8,
 `\\n` line endings, a final newline.
 
 A notebook that is not valid JSON (or not a notebook) is reported by name on
-stderr and skipped; the exit status is 1 if any was skipped, else 0.
+stderr and skipped; the exit status is 1 if any was skipped, else 0. Both
+nbformat 4 (cells at the top) and nbformat 3 (cells in worksheets, a code
+cell's source under "input") are read.
 Standard library only.
 """
 
@@ -35,16 +37,22 @@ def cell_lines(source: str | list[str]) -> list[str]:
     return text.splitlines()
 
 
+def notebook_cells(notebook: dict) -> list[dict]:
+    """The cells of a notebook: nbformat 4 keeps them at the top, nbformat 3 in worksheets."""
+    if "cells" in notebook:
+        return notebook["cells"]
+    return [cell for sheet in notebook["worksheets"] for cell in sheet["cells"]]
+
+
 def notebook_to_python(notebook: dict) -> str:
     """The text of the `.py` file for one parsed notebook."""
     cells = []
-    for cell in notebook["cells"]:
+    for cell in notebook_cells(notebook):
         if cell.get("cell_type") != "code":
             continue
-        lines = [
-            "# " + line if is_ipython_line(line) else line
-            for line in cell_lines(cell.get("source", ""))
-        ]
+        # nbformat 3 calls a code cell's source "input"
+        source = cell.get("source", cell.get("input", ""))
+        lines = ["# " + line if is_ipython_line(line) else line for line in cell_lines(source)]
         cells.append("\n".join(lines))
     return "\n\n".join(cells) + "\n"
 
