@@ -5,11 +5,11 @@
 Each listing line is ``pypi NAME==VERSION KIND`` or ``github OWNER/REPO@COMMIT KIND``
 (``#`` starts a comment). A PyPI package is unpacked from its wheel into
 ``DEST/NAME-VERSION/``; a GitHub repository at its exact commit into
-``DEST/OWNER+REPO-COMMIT12/``, from a local git mirror when one is there
-(``--mirrors``, laid out as ``OWNER+REPO/…/*.git`` or ``OWNER+REPO/repo``), else by
-``git clone``. Notebooks in a repository are converted to ``NOTEBOOK.ipynb.py`` beside
-them by ``nb2py.py``, which is what the labels' paths name. Folders already there are
-kept as they are.
+``DEST/OWNER+REPO-COMMIT12/`` (its ``.py`` and ``.ipynb`` files, which is all the
+labels name), from a local git mirror when one is there (``--mirrors``, laid out as
+``OWNER+REPO/…/*.git`` or ``OWNER+REPO/repo``), else by ``git clone``. Notebooks are
+converted to ``NOTEBOOK.ipynb.py`` beside them by ``nb2py.py``, which is what the labels'
+paths name. Folders already there are kept as they are.
 """
 
 from __future__ import annotations
@@ -91,19 +91,45 @@ def _mirror(mirrors: Path, name: str) -> str | None:
 
 
 def fetch_github(entry: Entry, dest: Path, mirrors: Path) -> None:
+    """The repository's Python files and notebooks at the commit (what the labels name), notebooks converted."""
     git_dir = _mirror(mirrors, entry.name)
     with tempfile.TemporaryDirectory() as scratch:
         if git_dir is None:
             git_dir = os.path.join(scratch, "clone")
             subprocess.run(["git", "clone", "-q", "--bare", f"https://github.com/{entry.name}.git", git_dir], check=True)
-        target = dest / entry.folder
         partial = dest / (entry.folder + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", entry.version], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(partial)], input=archive, check=True)
-        subprocess.run([sys.executable, str(HERE / "nb2py.py"), str(partial)], check=True)
-        partial.rename(target)
+        _extract_sources(git_dir, entry.version, partial)
+        subprocess.run([sys.executable, str(HERE / "nb2py.py"), str(partial)], check=False)
+        partial.rename(dest / entry.folder)
+
+
+def _extract_sources(git_dir: str, commit: str, target: Path) -> None:
+    """Write every .py and .ipynb file of ``commit`` under ``target``; blobs a snapshot lacks are skipped."""
+    listing = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit], check=True, capture_output=True).stdout
+    wanted = []
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        _mode, kind, sha = meta.split()
+        if kind == b"blob" and path.endswith((b".py", b".ipynb")):
+            wanted.append((sha.decode(), os.fsdecode(path)))
+    with subprocess.Popen(["git", f"--git-dir={git_dir}", "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as batch:
+        assert batch.stdin is not None and batch.stdout is not None
+        for sha, path in wanted:
+            batch.stdin.write(sha.encode() + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":  # "<sha> missing": not in this snapshot
+                continue
+            data = batch.stdout.read(int(header[2]))
+            batch.stdout.read(1)  # the newline after the contents
+            out = target / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+        batch.stdin.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
