@@ -23,7 +23,7 @@ from flake8_tensorconv.source import Source, SourceError
 
 MAX_FIX_PASSES = 10
 ANALYSIS_RECURSION_LIMIT = 20_000
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 class ParseError(SourceError):
@@ -197,7 +197,7 @@ def _docstring_lines(node: ast.AST, source: Source) -> tuple[int, int] | None:
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:
-    match = _NOQA.search(source.line(finding.start.line))
+    match = NOQA.search(source.line(finding.start.line))
     if match is None:
         return False
     codes = match.group("codes")
