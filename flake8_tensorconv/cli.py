@@ -242,7 +242,7 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
         status = _write_output(args, text, status, out)
         if args.show_fixes and fixed_by_file:
             sys.stderr.write(summaries.fix_summary(fixed_by_file))
-    if args.output_format == "text" and status == EXIT_CLEAN:
+    if args.output_format == "text" and status == EXIT_CLEAN and results:
         _say(args, summaries.summary(reports, fixed, args.fix, args.unsafe_fixes).rstrip("\n"))
     if status:
         return status

@@ -84,8 +84,26 @@ class FileSettings(NamedTuple):
     force_exclude: bool = False
 
     def excludes(self, path: str) -> bool:
-        """Whether ``path`` (absolute) matches an exclude glob: by its path from the glob's folder, or by its name."""
-        return any(glob_matches(glob, root, path) for root, glob in (*self.exclude, *self.extend_exclude))
+        """Whether ``path`` (absolute) matches an exclude glob: by its name, or by its path from the glob's folder."""
+        by_name, by_root = _exclude_matcher((*self.exclude, *self.extend_exclude))
+        if by_name.fullmatch(os.path.basename(path)):
+            return True
+        for root, pattern in by_root:
+            relative = os.path.relpath(path, root)
+            if not relative.startswith("..") and pattern.fullmatch(relative.replace(os.sep, "/")):
+                return True
+        return False
+
+
+@lru_cache(maxsize=64)
+def _exclude_matcher(globs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], tuple[tuple[str, re.Pattern[str]], ...]]:
+    """One regular expression for every glob matched against a name, and one per folder for paths (a walk asks for each entry)."""
+    names = "|".join(f"(?:{_glob_regex(glob).pattern})" for _, glob in globs) or "(?!)"
+    roots: dict[str, list[str]] = {}
+    for root, glob in globs:
+        if root:
+            roots.setdefault(root, []).append(f"(?:{_glob_regex(glob).pattern})")
+    return re.compile(names), tuple((root, re.compile("|".join(patterns))) for root, patterns in roots.items())
 
 
 class Config(NamedTuple):

@@ -42,7 +42,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> Discover
         key = os.path.normpath(path)
         if key not in seen:
             seen.add(key)
-            discovery.files.append(path[2:] if path.startswith("./") else path)
+            discovery.files.append(_shown(path))
 
     for path in paths:
         try:
@@ -64,6 +64,11 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> Discover
         else:
             add(path)
     return discovery
+
+
+def _shown(path: str) -> str:
+    """A path as reports name it: as given, without a leading ``./``."""
+    return path[2:] if path.startswith("./") else path
 
 
 def is_forced_out(path: str, resolver: Resolver) -> bool:
@@ -93,7 +98,7 @@ def _walk(root: str, resolver: Resolver, discovery: Discovery, add: Callable[[st
             with os.scandir(folder) as scan:
                 entries = sorted(scan, key=lambda entry: entry.name)
         except OSError as error:
-            discovery.errors.append(f"{folder}: cannot read the folder: {error.strerror or error}")
+            discovery.errors.append(f"{_shown(folder)}: cannot read the folder: {error.strerror or error}")
             continue
         subfolders = []
         for entry in entries:
@@ -173,7 +178,7 @@ def _read_spec(path: str, discovery: Discovery) -> Any:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
     except OSError as error:
-        discovery.errors.append(f"{path}: cannot read: {error.strerror or error}")
+        discovery.errors.append(f"{_shown(path)}: cannot read: {error.strerror or error}")
         return None
 
 
