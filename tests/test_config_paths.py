@@ -82,7 +82,10 @@ def test_show_settings_names_the_file_and_its_config(tensorconv, tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "version"),
-    [("2.1", (2, 1)), ("1.12rc1", (1, 12)), ("2.1.0+cu121", (2, 1)), ("1.13.1", (1, 13)), ("2", (2, 0)), ("2.4.0a0+git1234", (2, 4)), ("2.6.0.dev20250101", (2, 6))],
+    [
+        ("2.1", (2, 1)), ("1.12rc1", (1, 12)), ("2.1.0+cu121", (2, 1)), ("1.13.1", (1, 13)), ("2", (2, 0)),
+        ("2.4.0a0+git1234", (2, 4)), ("2.6.0.dev20250101", (2, 6)),
+    ],
 )
 def test_target_torch_versions(text, version):
     assert parse_torch_version(text, "pyproject.toml") == version
