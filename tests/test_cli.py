@@ -178,6 +178,9 @@ def test_rule_explanations(tensorconv):
     assert every.stdout.count("## Fix safety") >= 8
     unknown = tensorconv("rule", "TCV999")
     assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
+    nothing = tensorconv("rule")
+    assert (nothing.returncode, nothing.stdout) == (2, "")
+    assert nothing.stderr.startswith("usage: tensorconv rule") and "give a rule code (such as TCV101) or --all" in nothing.stderr
 
 
 def test_no_default_path_checks_nothing(tensorconv, project):
