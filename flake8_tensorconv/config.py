@@ -459,8 +459,10 @@ def describe(config: Config, path: str) -> str:
     def strings(items: Iterable[str]) -> str:
         return "[" + ", ".join(f'"{item}"' for item in items) + "]"
 
-    def globs(items: Iterable[tuple[str, str]]) -> str:
-        return "[" + ", ".join(f'"{glob}"' if not root else f'"{glob}" (in {root})' for root, glob in items) + "]"
+    def globs(items: Sequence[tuple[str, str]]) -> str:
+        roots = sorted({root for root, _ in items if root})
+        where = f" (globs relative to {', '.join(roots)})" if roots else ""
+        return strings(glob for _, glob in items) + where
 
     per_file = ", ".join(f'"{glob}" = {strings(codes)}' for glob, codes in settings.per_file_ignores)
     ignored = settings.ignored_for(path)

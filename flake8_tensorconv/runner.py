@@ -85,20 +85,23 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         return
     try:
         new_text = check_source(source, path, settings, mode, result, rules)
-        if new_text is not None and not mode.diff:
-            result.digest = None  # the findings are those of the new text
-            if is_read_only(path) and not mode.fix_read_only:
-                result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
-                result.findings = lint_source(source, settings, rules, prefiltered=True)
-                result.fixed, result.fixed_codes, result.noqa_added = 0, {}, 0
-                return
-            new_bytes = source.encode(new_text)
-            try:
-                write_atomically(path, new_bytes)
-            except OSError as error:
-                result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
-            else:
-                result.digest = _digest(new_bytes) if mode.digest else None
+        if new_text is None:
+            return
+        result.digest = None  # the findings are those of the new text
+        if mode.diff:
+            return
+        if is_read_only(path) and not mode.fix_read_only:
+            result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
+            result.findings = lint_source(source, settings, rules, prefiltered=True)
+            result.fixed, result.fixed_codes, result.noqa_added = 0, {}, 0
+            return
+        new_bytes = source.encode(new_text)
+        try:
+            write_atomically(path, new_bytes)
+        except OSError as error:
+            result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
+        else:
+            result.digest = _digest(new_bytes) if mode.digest else None
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
