@@ -184,7 +184,7 @@ def _check(args: argparse.Namespace) -> int:
     if not args.no_cache:
         from flake8_tensorconv.cache import Cache, project_root
 
-        cache = Cache(project_root(args.config), resolver.settings_for(os.getcwd()))
+        cache = Cache(project_root(args.config), resolver.config_for(os.getcwd()).settings)
     progress = _progress_bar(len(discovery.files), args)
     try:
         results = check_files(discovery.files, resolver.settings_for, mode, args.jobs or default_jobs(), cache, progress)

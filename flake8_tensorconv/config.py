@@ -180,7 +180,10 @@ class Resolver:
         return config
 
     def settings_for(self, path: str) -> Settings:
-        return self.config_for(path).settings
+        """The settings of a file (asked for every file of a run: no stat to tell a folder)."""
+        if self._forced is not None:
+            return self._forced.settings
+        return self._folder_config(os.path.dirname(os.path.abspath(path))).settings
 
 
 def glob_matches(glob: str, root: str, path: str) -> bool:

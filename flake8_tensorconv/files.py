@@ -155,6 +155,8 @@ def _ancestor_ignores(root: str, resolver: Resolver, discovery: Discovery) -> _I
         folder = parent
     for folder in reversed(folders):
         chain.extend(_ignore_specs(folder, repository, discovery))
+    if _ignored(tuple(chain), absolute, True):
+        return ()  # a folder named explicitly is checked, as a file named explicitly is: its own ignore files still apply
     return tuple(chain)
 
 

@@ -201,3 +201,10 @@ def test_no_progress_library_is_imported_when_stderr_is_not_a_terminal(project):
     result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
     assert result.stdout.splitlines()[-1] == "False"
     assert "%|" not in result.stderr
+
+
+def test_stdin_with_force_exclude_echoes_an_excluded_file_unchanged(tensorconv, project):
+    result = tensorconv("check", "--fix", "--force-exclude", "-", "--stdin-filename", "build/lib/a.py", cwd=project, stdin=BUG)
+    assert (result.returncode, result.stdout) == (0, BUG)
+    report = tensorconv("check", "--force-exclude", "-", "--stdin-filename", "build/lib/a.py", cwd=project, stdin=BUG)
+    assert (report.returncode, report.stdout) == (0, "")

@@ -139,3 +139,12 @@ def test_an_unreadable_folder_on_disk(tensorconv, tmp_path):
         os.chmod(tmp_path / "locked", 0o755)
     assert result.returncode == 2
     assert "locked: cannot read the folder: Permission denied" in result.stderr
+
+
+def test_a_folder_named_explicitly_is_walked_even_if_an_ignore_file_above_ignores_it(tensorconv, tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("vendored/\n")
+    write(tmp_path, "vendored/lib/a.py", "vendored/lib/skip_me.py", "src/b.py")
+    (tmp_path / "vendored" / ".gitignore").write_text("skip_me.py\n")
+    assert shown(tensorconv, tmp_path) == ["src/b.py"]
+    assert shown(tensorconv, tmp_path, "vendored") == ["vendored/lib/a.py"]
