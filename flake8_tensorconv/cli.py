@@ -13,9 +13,11 @@ from flake8_tensorconv import __version__
 from flake8_tensorconv.config import FIX_STYLES, ConfigError, Overrides, Resolver, split_codes
 
 if TYPE_CHECKING:
+    from flake8_tensorconv.output.progress import ProgressBar
     from flake8_tensorconv.runner import FileResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+PROGRESS_MIN_FILES = 50  # fewer files than this never get a progress bar
 OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab")
 
 
@@ -147,7 +149,7 @@ def _check(args: argparse.Namespace) -> int:
     # Parsing makes many objects and few reference cycles (trees are freed by reference
     # counting): collecting garbage a tenth as often saves about 6 % of the work.
     gc.set_threshold(10_000, 10, 10)
-    stdin = args.paths == ["-"] or (not args.paths and args.stdin_filename is not None) or "-" in (args.paths or ())
+    stdin = "-" in args.paths or (not args.paths and args.stdin_filename is not None)
     conflict = _usage_conflicts(args, stdin)
     if conflict:
         print(f"tensorconv: error: {conflict}", file=sys.stderr)
@@ -190,7 +192,7 @@ def _check(args: argparse.Namespace) -> int:
         results = check_files(discovery.files, resolver.settings_for, mode, args.jobs or default_jobs(), cache, progress)
     finally:
         if progress is not None:
-            progress.close()  # type: ignore[attr-defined]
+            progress.close()
     if cache is not None and cache.write_error:
         _warn(args, f"{cache.write_error} (--no-cache turns the cache off)")
     return _report(args, results, status)
@@ -302,6 +304,7 @@ def _check_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
 
 def _show_settings(args: argparse.Namespace, resolver: Resolver) -> int:
+    from flake8_tensorconv.config import describe
     from flake8_tensorconv.files import discover
 
     paths = [path for path in args.paths if path != "-"] or ([args.stdin_filename] if args.stdin_filename else ["."])
@@ -309,23 +312,17 @@ def _show_settings(args: argparse.Namespace, resolver: Resolver) -> int:
     if os.path.isdir(target):
         found = discover([target], resolver).files
         target = found[0] if found else target
-    config = resolver.config_for(target)
-    from flake8_tensorconv.config import describe
-
-    sys.stdout.write(describe(config, target))
+    sys.stdout.write(describe(resolver.config_for(target), target))
     return EXIT_CLEAN
 
 
-def _progress_bar(total: int, args: argparse.Namespace) -> object | None:
+def _progress_bar(total: int, args: argparse.Namespace) -> ProgressBar | None:
     """A progress bar on stderr for a run that takes a while, only on a terminal (tqdm, imported only then)."""
     if args.quiet or args.silent or total < PROGRESS_MIN_FILES or not sys.stderr.isatty():
         return None
     from flake8_tensorconv.output.progress import ProgressBar
 
     return ProgressBar(total)
-
-
-PROGRESS_MIN_FILES = 50
 
 
 def _rule(args: argparse.Namespace) -> int:
