@@ -85,8 +85,9 @@ class FileSettings(NamedTuple):
 
     def excludes(self, path: str) -> bool:
         """Whether ``path`` (absolute) matches an exclude glob: by its name, or by its path from the glob's folder."""
-        by_name, by_root = _exclude_matcher((*self.exclude, *self.extend_exclude))
-        if by_name.fullmatch(os.path.basename(path)):
+        names, name_pattern, by_root = _exclude_matcher((*self.exclude, *self.extend_exclude))
+        name = os.path.basename(path)
+        if name in names or (name_pattern is not None and name_pattern.fullmatch(name)):
             return True
         for root, pattern in by_root:
             relative = os.path.relpath(path, root)
@@ -95,15 +96,23 @@ class FileSettings(NamedTuple):
         return False
 
 
+_WILDCARDS = re.compile(r"[*?\[]")
+
+
 @lru_cache(maxsize=64)
-def _exclude_matcher(globs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], tuple[tuple[str, re.Pattern[str]], ...]]:
-    """One regular expression for every glob matched against a name, and one per folder for paths (a walk asks for each entry)."""
-    names = "|".join(f"(?:{_glob_regex(glob).pattern})" for _, glob in globs) or "(?!)"
+def _exclude_matcher(
+    globs: tuple[tuple[str, str], ...],
+) -> tuple[frozenset[str], re.Pattern[str] | None, tuple[tuple[str, re.Pattern[str]], ...]]:
+    """What a walk asks of every entry, prepared once: the plain names (most globs, the defaults), one
+    regular expression for the other globs against a name, and one per folder for paths."""
+    names = frozenset(glob.rstrip("/") for _, glob in globs if not _WILDCARDS.search(glob) and "/" not in glob.rstrip("/"))
+    patterns = [_glob_regex(glob).pattern for _, glob in globs if glob.rstrip("/") not in names]
     roots: dict[str, list[str]] = {}
     for root, glob in globs:
-        if root:
-            roots.setdefault(root, []).append(f"(?:{_glob_regex(glob).pattern})")
-    return re.compile(names), tuple((root, re.compile("|".join(patterns))) for root, patterns in roots.items())
+        if root and glob.rstrip("/") not in names:
+            roots.setdefault(root, []).append(_glob_regex(glob).pattern)
+    name_pattern = re.compile("|".join(f"(?:{pattern})" for pattern in patterns)) if patterns else None
+    return names, name_pattern, tuple((root, re.compile("|".join(f"(?:{p})" for p in items))) for root, items in roots.items())
 
 
 class Config(NamedTuple):
