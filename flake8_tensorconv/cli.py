@@ -224,6 +224,9 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
         reports.extend(Report(result.path, finding) for finding in result.findings)
 
     if args.add_noqa:
+        for report in reports:  # a file that does not parse (TCV001) takes no noqa comment
+            finding = report.finding
+            _warn(args, f"{report.path}:{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}; no noqa comment added")
         _say(args, f"Added {added} noqa directive{'' if added == 1 else 's'}.")
         return status
 

@@ -208,3 +208,11 @@ def test_stdin_with_force_exclude_echoes_an_excluded_file_unchanged(tensorconv, 
     assert (result.returncode, result.stdout) == (0, BUG)
     report = tensorconv("check", "--force-exclude", "-", "--stdin-filename", "build/lib/a.py", cwd=project, stdin=BUG)
     assert (report.returncode, report.stdout) == (0, "")
+
+
+def test_add_noqa_names_a_file_that_does_not_parse_and_leaves_it(tensorconv, tmp_path):
+    (tmp_path / "broken.py").write_text("import torch\nx.numpy(\n")
+    result = tensorconv("check", "--add-noqa", ".", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "tensorconv: warning: broken.py:2:" in result.stderr and "TCV001" in result.stderr and "no noqa comment added" in result.stderr
+    assert (tmp_path / "broken.py").read_text() == "import torch\nx.numpy(\n"
