@@ -203,6 +203,8 @@ def test_project_root_is_the_pyproject_folder_else_the_current_one(tmp_path):
     (tmp_path / "a" / "pyproject.toml").write_text("")
     assert project_root(start=str(tmp_path / "a" / "b")) == str(tmp_path / "a")
     assert project_root(config=str(tmp_path / "a" / "pyproject.toml"), start=str(tmp_path)) == str(tmp_path / "a")
+    (tmp_path / "a" / "b" / ".tensorconv.toml").write_text("")
+    assert project_root(start=str(tmp_path / "a" / "b")) == str(tmp_path / "a" / "b")
 
 
 def test_a_diff_run_does_not_cache_the_findings_of_the_fixed_text(project):
