@@ -11,6 +11,7 @@ on and an exclude matches it or a folder above it.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -46,8 +47,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> Discover
 
     for path in paths:
         try:
-            is_folder = os.path.isdir(path)
-            os.stat(path)
+            is_folder = stat.S_ISDIR(os.stat(path).st_mode)
         except FileNotFoundError:
             if os.path.lexists(path):  # a link to nothing: reading it says why
                 add(path)
@@ -55,7 +55,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> Discover
                 discovery.missing.append(path)
             continue
         except OSError as error:
-            discovery.errors.append(f"{path}: {error.strerror or error}")
+            discovery.errors.append(f"{_shown(path)}: {error.strerror or error}")
             continue
         if is_forced_out(path, resolver):
             continue
