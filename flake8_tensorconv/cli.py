@@ -231,11 +231,9 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
         return status
 
     if args.diff:
-        (out or sys.stdout).write("".join(result.diff for result in results))
+        status = _write_output(args, "".join(result.diff for result in results), status, out)
         changed = sum(1 for result in results if result.diff)
-        hidden = sum(1 for report in reports if report.finding.fix is not None and not report.fix_available(args.unsafe_fixes))
-        more = f" ({hidden} additional fix{'' if hidden == 1 else 'es'} available with `--unsafe-fixes`)" if hidden else ""
-        _say(args, f"Would fix {fixed} error{'' if fixed == 1 else 's'}{more}." if fixed else f"No errors would be fixed{more}.")
+        _say(args, summaries.diff_summary(reports, fixed, args.unsafe_fixes))
         return status if status else (EXIT_FINDINGS if changed else EXIT_CLEAN)
 
     if not args.silent:

@@ -216,3 +216,12 @@ def test_add_noqa_names_a_file_that_does_not_parse_and_leaves_it(tensorconv, tmp
     assert result.returncode == 0
     assert "tensorconv: warning: broken.py:2:" in result.stderr and "TCV001" in result.stderr and "no noqa comment added" in result.stderr
     assert (tmp_path / "broken.py").read_text() == "import torch\nx.numpy(\n"
+
+
+def test_diff_summary_and_output_file(tensorconv, project):
+    result = tensorconv("check", "--diff", "--output-file", "fixes.diff", "mixed.py", cwd=project)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "Would fix 2 errors (1 additional fix available with `--unsafe-fixes`).\n"
+    assert "+arr = out.detach().numpy()\n" in (project / "fixes.diff").read_text()
+    clean = tensorconv("check", "--diff", "mixed.py", "--select", "TCV206", cwd=project)
+    assert clean.stderr == "No errors would be fixed (1 additional fix available with `--unsafe-fixes`).\n"

@@ -93,3 +93,10 @@ def summary(reports: Sequence[Report], fixed: int, fix: bool, unsafe_fixes: bool
     elif hidden:
         lines.append(f"No fixes available ({_plural(hidden, 'hidden fix', 'es')} can be enabled with the `--unsafe-fixes` option).")
     return "".join(line + "\n" for line in lines)
+
+
+def diff_summary(reports: Sequence[Report], fixed: int, unsafe_fixes: bool) -> str:
+    """``--diff``: ``Would fix N errors.``, and how many more ``--unsafe-fixes`` would add."""
+    hidden = sum(1 for report in reports if report.finding.fix is not None and not report.fix_available(unsafe_fixes))
+    more = f" ({_plural(hidden, 'additional fix', 'es')} available with `--unsafe-fixes`)" if hidden else ""
+    return f"Would fix {_plural(fixed, 'error')}{more}." if fixed else f"No errors would be fixed{more}."
