@@ -206,7 +206,6 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
     reports: list[Report] = []
     fixed_by_file: dict[str, dict[str, int]] = {}
     fixed = added = 0
-    changed_files = 0
     for result in results:
         if result.error:
             print(f"tensorconv: error: {result.path}: {result.error}", file=sys.stderr)
@@ -220,7 +219,6 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
         added += result.noqa_added
         if result.fixed_codes:
             fixed_by_file[result.path] = result.fixed_codes
-            changed_files += 1
         reports.extend(Report(result.path, finding) for finding in result.findings)
 
     if args.add_noqa:
@@ -246,7 +244,7 @@ def _report(args: argparse.Namespace, results: Sequence[FileResult], status: int
         if args.show_fixes and fixed_by_file:
             sys.stderr.write(summaries.fix_summary(fixed_by_file))
     if args.output_format == "text" and status == EXIT_CLEAN and results:
-        _say(args, summaries.summary(reports, fixed, args.fix, args.unsafe_fixes).rstrip("\n"))
+        _say(args, summaries.summary(reports, fixed, args.unsafe_fixes).rstrip("\n"))
     if status:
         return status
     if args.exit_non_zero_on_fix and fixed and not args.exit_zero:

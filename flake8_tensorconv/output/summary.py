@@ -68,7 +68,7 @@ def fix_summary(fixed: Mapping[str, Mapping[str, int]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def summary(reports: Sequence[Report], fixed: int, fix: bool, unsafe_fixes: bool) -> str:
+def summary(reports: Sequence[Report], fixed: int, unsafe_fixes: bool) -> str:
     """``Found N errors (M fixed, K remaining).`` or ``All checks passed!``, and the hint about what ``--fix`` would do."""
     remaining = len(reports)
     total = fixed + remaining
