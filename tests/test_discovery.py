@@ -148,3 +148,20 @@ def test_a_folder_named_explicitly_is_walked_even_if_an_ignore_file_above_ignore
     (tmp_path / "vendored" / ".gitignore").write_text("skip_me.py\n")
     assert shown(tensorconv, tmp_path) == ["src/b.py"]
     assert shown(tensorconv, tmp_path, "vendored") == ["vendored/lib/a.py"]
+
+
+def test_pathspec_is_imported_only_when_a_walk_meets_an_ignore_file(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    write(tmp_path, "a.py", "ignored.py")
+    code = (
+        "import sys\nfrom flake8_tensorconv import cli\n"
+        "cli.main(['check', '-j1', '--no-cache', 'a.py'])\nprint('pathspec' in sys.modules)\n"
+        "cli.main(['check', '-j1', '--no-cache', '.'])\nprint('pathspec' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert [line for line in result.stdout.splitlines() if line in ("True", "False")] == ["False", "True"]
+    assert "ignored.py" not in result.stdout
