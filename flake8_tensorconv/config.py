@@ -399,13 +399,13 @@ _KNOWN_KEYS = {
 
 
 def _section(origin: str) -> str:
-    return "[tool.tensorconv]" if os.path.basename(origin) == "pyproject.toml" else "the file"
+    return " in [tool.tensorconv]" if os.path.basename(origin) == "pyproject.toml" else ""
 
 
 def settings_from_table(table: dict[str, object], origin: str) -> Settings:
     unknown = set(table) - _KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"{origin}: unknown option(s) in {_section(origin)}: {', '.join(sorted(unknown))}")
+        raise ConfigError(f"{origin}: unknown option(s){_section(origin)}: {', '.join(sorted(unknown))}")
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{origin}: per-file-ignores must be a table of glob = [codes]")

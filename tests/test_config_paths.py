@@ -120,3 +120,23 @@ def test_settings_stay_small_picklable_and_shared_by_a_folder(tmp_path):
     assert pickle.loads(pickle.dumps(first)) == first and hash(first) == hash(pickle.loads(pickle.dumps(first)))
     assert first.ignore == ("TCV104",) and first.root == str(tmp_path)
     assert first.ignored_for(os.path.join(tmp_path, "tests", "x.py")) == ("TCV1",)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('exclude = "build"\n', "exclude must be a list of globs such as [\"generated/*\"], not 'build'"),
+        ('respect-gitignore = "yes"\n', "respect-gitignore must be true or false, not 'yes'"),
+        ("select = 5\n", "select must be a list of codes such as [\"TCV1\"], not 5"),
+        ('per-file-ignores = { "a.py" = ["XYZ"] }\n', "unknown rule selector 'XYZ'"),
+        ("selekt = []\n", ".tensorconv.toml: unknown option(s): selekt"),
+        ("exclude = [\n", ".tensorconv.toml: "),
+    ],
+)
+def test_a_bad_dot_tensorconv_toml_is_an_error_naming_it(tensorconv, tmp_path, content, message):
+    write(tmp_path, ".tensorconv.toml", content)
+    write(tmp_path, "a.py")
+    result = tensorconv("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"tensorconv: error: {tmp_path / '.tensorconv.toml'}: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
