@@ -317,23 +317,17 @@ def _read_toml(path: str) -> dict[str, object]:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def load_pyproject(path: str) -> dict[str, object]:
-    """The ``[tool.tensorconv]`` table of a pyproject.toml (empty when absent)."""
-    table = _read_toml(path).get("tool", {}).get("tensorconv", {})  # type: ignore[union-attr]
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.tensorconv] must be a table")
-    return table
-
-
 def _table(path: str) -> dict[str, object] | None:
     """The settings table of a config file; None for a pyproject.toml without ``[tool.tensorconv]``."""
-    if os.path.basename(path) == "pyproject.toml":
-        data = _read_toml(path)
-        tool = data.get("tool")
-        if not isinstance(tool, dict) or "tensorconv" not in tool:
-            return None
-        return load_pyproject(path)
-    return _read_toml(path)
+    data = _read_toml(path)
+    if os.path.basename(path) != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "tensorconv" not in tool:
+        return None
+    if not isinstance(tool["tensorconv"], dict):
+        raise ConfigError(f"{path}: [tool.tensorconv] must be a table")
+    return tool["tensorconv"]  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=256)
