@@ -43,7 +43,7 @@ class FileResult:
         self.warnings: list[str] = []  # said on stderr, naming the file; the run goes on
         self.dropped_fixes: list[Finding] = []
         self.diff = ""
-        self.error: str | None = None  # an internal error: the file was not checked
+        self.error: str | None = None  # the file could not be read, checked or written: said on stderr, exit 2
         # The content hash of the file that ``findings`` describe (after a fix was written), or
         # None where they describe no file on disk: they may then not be cached.
         self.digest = digest
