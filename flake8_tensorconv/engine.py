@@ -197,13 +197,12 @@ def _docstring_lines(node: ast.AST, source: Source) -> tuple[int, int] | None:
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:
-    match = NOQA.search(source.line(finding.start.line))
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip()))
+    # Every noqa on the line counts: the first may stand in a string (`"# noqa: X1"`) before the comment.
+    for match in NOQA.finditer(source.line(finding.start.line)):
+        codes = match.group("codes")
+        if not codes or any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip())):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------- fixes

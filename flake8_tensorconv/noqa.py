@@ -42,8 +42,10 @@ def add_noqa(source: Source, findings: Iterable[Finding]) -> NoqaResult:
             if match is not None:
                 if not match.group("codes"):
                     continue  # a bare noqa comment already silences every code
-                existing = [code.upper() for code in re.split(r"[,\s]+", match.group("codes").strip())]
-                merged = ", ".join(sorted(set(existing) | codes))
+                existing = {code.upper() for code in re.split(r"[,\s]+", match.group("codes").strip())}
+                if codes <= existing:
+                    continue
+                merged = ", ".join(sorted(existing | codes))
                 start, end = match.span("codes")
                 edits.append((start_of_line + start, start_of_line + end, merged))
                 continue
