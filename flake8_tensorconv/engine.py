@@ -197,7 +197,7 @@ def _docstring_lines(node: ast.AST, source: Source) -> tuple[int, int] | None:
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:
-    # Every noqa on the line counts: the first may stand in a string (`"# noqa: X1"`) before the comment.
+    # Every noqa on the line counts: the first one may stand in a string literal before the comment.
     for match in NOQA.finditer(source.line(finding.start.line)):
         codes = match.group("codes")
         if not codes or any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip())):
