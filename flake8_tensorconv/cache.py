@@ -1,7 +1,8 @@
 """Findings of earlier runs, so that a file whose bytes have not changed is not linted again.
 
 The cache lives in ``.tensorconv_cache/`` in the project root (the folder of the
-``pyproject.toml`` in use, else the current folder), tagged with ``CACHEDIR.TAG`` and
+configuration in use for the current folder, else of the nearest ``pyproject.toml``, else the
+current folder), tagged with ``CACHEDIR.TAG`` and
 ignored by git. It holds one file per *fingerprint*: the tool's version and source
 code, the Python version and the settings. So a change of any of them starts a new
 file, and an entry inside it is used only when the file's content hash and the
@@ -27,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from flake8_tensorconv import __version__
-from flake8_tensorconv.config import Settings, find_pyproject
+from flake8_tensorconv.config import Settings, find_config, find_pyproject
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
 
 CACHE_DIRECTORY = ".tensorconv_cache"
@@ -42,10 +43,10 @@ _CACHEDIR_TAG = (
 
 
 def project_root(config: str | None = None, start: str | None = None) -> str:
-    """The folder of the pyproject.toml in use (``config``, else the nearest one), else ``start``."""
+    """The folder of the configuration in use (``config``, else the nearest one), else of the nearest pyproject.toml, else ``start``."""
     start = start or os.getcwd()
-    pyproject = config or find_pyproject(start)
-    return os.path.dirname(os.path.abspath(pyproject)) if pyproject else os.path.abspath(start)
+    marker = config or find_config(start) or find_pyproject(start)
+    return os.path.dirname(os.path.abspath(marker)) if marker else os.path.abspath(start)
 
 
 def content_digest(data: bytes) -> str:

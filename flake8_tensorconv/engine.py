@@ -23,7 +23,7 @@ from flake8_tensorconv.source import Source, SourceError
 
 MAX_FIX_PASSES = 10
 ANALYSIS_RECURSION_LIMIT = 20_000
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 class ParseError(SourceError):
@@ -197,13 +197,12 @@ def _docstring_lines(node: ast.AST, source: Source) -> tuple[int, int] | None:
 
 
 def _suppressed(finding: Finding, source: Source) -> bool:
-    match = _NOQA.search(source.line(finding.start.line))
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip()))
+    # Every noqa on the line counts: the first one may stand in a string literal before the comment.
+    for match in NOQA.finditer(source.line(finding.start.line)):
+        codes = match.group("codes")
+        if not codes or any(finding.code.startswith(code.upper()) for code in re.split(r"[,\s]+", codes.strip())):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------- fixes

@@ -25,17 +25,35 @@ _LENGTH = 8  # bytes of a result's length
 _IN_FLIGHT = 2  # tasks sent to a worker before it has answered
 
 
-def run_tasks(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int) -> list[_Result]:
-    """``[function(task) for task in tasks]``, computed in up to ``jobs`` processes."""
+def run_tasks(
+    function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int, done: Callable[[int], None] | None = None
+) -> list[_Result]:
+    """``[function(task) for task in tasks]``, computed in up to ``jobs`` processes.
+
+    ``done(index)`` is called in this process as each task's result arrives (for a progress bar).
+    """
+    done = done or _nothing
     jobs = min(jobs, len(tasks))
     if jobs <= 1:
-        return [function(task) for task in tasks]
+        results = []
+        for index, task in enumerate(tasks):
+            results.append(function(task))
+            done(index)
+        return results
     if sys.platform.startswith("linux"):
-        return _forked(function, tasks, jobs)
+        return _forked(function, tasks, jobs, done)
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(function, tasks))
+        results = []
+        for index, result in enumerate(pool.map(function, tasks)):
+            results.append(result)
+            done(index)
+        return results
+
+
+def _nothing(index: int) -> None:
+    pass
 
 
 class _Worker:
@@ -46,7 +64,7 @@ class _Worker:
         self.buffer = bytearray()
 
 
-def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int) -> list[_Result]:
+def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int, done: Callable[[int], None]) -> list[_Result]:
     import pickle
     import selectors
 
@@ -95,6 +113,7 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
                         del worker.buffer[: _LENGTH + size]
                         if ok:
                             results[index] = value
+                            done(index)
                         send(worker)
     finally:
         gc.unfreeze()
@@ -106,7 +125,11 @@ def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: 
         for worker in workers:
             os.waitpid(worker.pid, 0)
     # What a worker could not do (it raised, or died): done here, where an error shows as it is.
-    return [results[index] if index in results else function(task) for index, task in enumerate(tasks)]
+    for index, task in enumerate(tasks):
+        if index not in results:
+            results[index] = function(task)
+            done(index)
+    return [results[index] for index in range(len(tasks))]
 
 
 def _start(function: Callable[[_Task], _Result], tasks: Sequence[_Task], others: list[_Worker]) -> _Worker:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+import stat
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Union
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import ParseError, RuleSet, fix_source, fixable, lint_source, needs_parse, select_rules
 from flake8_tensorconv.findings import Finding, Position
 from flake8_tensorconv.parallel import run_tasks
-from flake8_tensorconv.source import SourceError, decode, write_atomically
+from flake8_tensorconv.source import Source, SourceError, decode, write_atomically
 
 if TYPE_CHECKING:
     from flake8_tensorconv.cache import Cache
@@ -26,6 +27,12 @@ class Mode(NamedTuple):
     unsafe_fixes: bool = False
     diff: bool = False  # compute fixes, report the diff, write nothing
     digest: bool = False  # hash what is checked, for the cache
+    add_noqa: bool = False  # add a noqa comment with the codes to each reported line, instead of reporting
+    fix_read_only: bool = False  # with fix or add_noqa: also rewrite files without write permission
+
+
+# One Settings for every file, or the Settings of each path.
+SettingsFor = Union[Settings, Callable[[str], Settings]]
 
 
 class FileResult:
@@ -33,9 +40,12 @@ class FileResult:
         self.path = path
         self.findings: list[Finding] = findings or []
         self.fixed = 0
+        self.fixed_codes: dict[str, int] = {}  # code -> fixes applied, for --show-fixes
+        self.noqa_added = 0
+        self.warnings: list[str] = []  # said on stderr, naming the file; the run goes on
         self.dropped_fixes: list[Finding] = []
         self.diff = ""
-        self.error: str | None = None  # an internal error: the file was not checked
+        self.error: str | None = None  # the file could not be read, checked or written: said on stderr, exit 2
         # The content hash of the file that ``findings`` describe (after a fix was written), or
         # None where they describe no file on disk: they may then not be cached.
         self.digest = digest
@@ -58,13 +68,12 @@ def check_file(path: str, settings: Settings, mode: Mode) -> FileResult:
 
 def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> None:
     rules = select_rules(settings, path)
-    unparsable_enabled = UNPARSABLE in settings.enabled_codes([(UNPARSABLE, True)]) and UNPARSABLE not in settings.ignored_for(path)
+    unparsable_enabled = _unparsable_enabled(settings, path)
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
     except OSError as error:
-        if unparsable_enabled:
-            result.findings.append(_unparsable(f"cannot read: {error.strerror or error}", Position(1, 0)))
+        result.error = f"cannot read: {error.strerror or error}"
         return
     if mode.digest:
         result.digest = _digest(raw)
@@ -80,22 +89,89 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
     if not needs_parse(source.text, rules):
         return
     try:
-        if mode.fix or mode.diff:
-            fixed = fix_source(source, settings, unsafe=mode.unsafe_fixes, rules=rules)
-            result.findings = fixed.remaining
-            result.fixed = len(fixed.applied)
-            result.dropped_fixes = fixed.dropped
-            if fixed.text != source.text:
-                if mode.diff:
-                    result.digest = None  # the findings are those of the fixed text
-                    result.diff = unified_diff(path, source.text, fixed.text)
-                else:
-                    _write(path, source.encode(fixed.text), mode, result)
-        else:
+        new_text = check_source(source, path, settings, mode, result, rules)
+        if new_text is None:
+            return
+        result.digest = None  # the findings are those of the new text
+        if mode.diff:
+            return
+        if is_read_only(path) and not mode.fix_read_only:
+            result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
             result.findings = lint_source(source, settings, rules, prefiltered=True)
+            result.fixed, result.fixed_codes, result.noqa_added = 0, {}, 0
+            return
+        new_bytes = source.encode(new_text)
+        try:
+            write_atomically(path, new_bytes)
+        except OSError as error:
+            result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
+        else:
+            result.digest = _digest(new_bytes) if mode.digest else None
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
+
+
+def check_source(source: Source, path: str, settings: Settings, mode: Mode, result: FileResult, rules: RuleSet | None = None) -> str | None:
+    """Lint, fix or add noqa comments to one text, filling ``result``; the new text when it changed. Raises ParseError."""
+    rules = rules or select_rules(settings, path)
+    if mode.fix or mode.diff:
+        fixed = fix_source(source, settings, unsafe=mode.unsafe_fixes, rules=rules)
+        result.findings = fixed.remaining
+        result.fixed = len(fixed.applied)
+        for finding in fixed.applied:
+            result.fixed_codes[finding.code] = result.fixed_codes.get(finding.code, 0) + 1
+        result.dropped_fixes = fixed.dropped
+        if fixed.text == source.text:
+            return None
+        if mode.diff:
+            result.diff = unified_diff(path, source.text, fixed.text)
+        return fixed.text
+    result.findings = lint_source(source, settings, rules, prefiltered=True)
+    if mode.add_noqa and result.findings:
+        from flake8_tensorconv.noqa import add_noqa
+
+        added = add_noqa(source, result.findings)
+        result.noqa_added = added.count
+        result.warnings.extend(f"{path}:{line}: {reason}" for line, reason in added.skipped)
+        result.findings = []
+        return added.text if added.count else None
+    return None
+
+
+def check_stdin(raw: bytes, path: str, settings: Settings, mode: Mode) -> tuple[FileResult, bytes]:
+    """Check text that came on stdin as if it were the file ``path``: the result, and the bytes to echo (fixed with ``--fix``)."""
+    result = FileResult(path=path)
+    rules = select_rules(settings, path)
+    unparsable_enabled = _unparsable_enabled(settings, path)
+    try:
+        source = decode(raw)
+    except SourceError as error:
+        if unparsable_enabled:
+            result.findings.append(_unparsable(str(error), error.position))
+        return result, raw
+    if not needs_parse(source.text, rules):
+        return result, raw
+    try:
+        new_text = check_source(source, path, settings, mode._replace(add_noqa=False), result, rules)
+    except ParseError as error:
+        if unparsable_enabled:
+            result.findings = [_unparsable(str(error), error.position)]
+        return result, raw
+    return result, raw if new_text is None else source.encode(new_text)
+
+
+def _unparsable_enabled(settings: Settings, path: str) -> bool:
+    return UNPARSABLE in settings.enabled_codes([(UNPARSABLE, True)]) and UNPARSABLE not in settings.ignored_for(path)
+
+
+def is_read_only(path: str) -> bool:
+    """No write permission for this user, or (for root, who may write anyway) for anyone."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules: RuleSet, unparsable_enabled: bool, result: FileResult) -> None:
@@ -116,6 +192,8 @@ def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules
             result.findings = fixed.remaining
             result.fixed = len(fixed.applied)
             result.dropped_fixes = fixed.dropped
+            for finding in fixed.applied:
+                result.fixed_codes[finding.code] = result.fixed_codes.get(finding.code, 0) + 1
             if fixed.changed:
                 if mode.diff:
                     result.digest = None
@@ -138,6 +216,9 @@ def _cell_diff(path: str, before: CodeCell, after: CodeCell) -> str:
 
 def _write(path: str, data: bytes, mode: Mode, result: FileResult) -> None:
     result.digest = None  # the findings are those of the fixed text
+    if is_read_only(path) and not mode.fix_read_only:
+        result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
+        return
     try:
         write_atomically(path, data)
     except OSError as error:
@@ -163,22 +244,33 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def check_files(
-    paths: Sequence[str], settings: Settings, mode: Mode, jobs: int, cache: Cache | None = None
+    paths: Sequence[str],
+    settings: SettingsFor,
+    mode: Mode,
+    jobs: int,
+    cache: Cache | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[FileResult]:
-    """Results in the order of ``paths``: from the cache where it has them, else checked in ``jobs`` processes."""
+    """Results in the order of ``paths``: from the cache where it has them, else checked in ``jobs`` processes.
+
+    ``progress`` is told how many more files are done, as they are.
+    """
     results: list[FileResult | None] = [None] * len(paths)
     pending: list[tuple[int, int]] = []  # (index in paths, size in bytes)
-    mode = mode._replace(digest=cache is not None)
+    mode = mode._replace(digest=cache is not None and not mode.add_noqa)
+    per_path = [settings if isinstance(settings, Settings) else settings(path) for path in paths]
     for index, path in enumerate(paths):
-        cached, size = _from_cache(path, settings, mode, cache) if cache is not None else (None, _size(path))
+        cached, size = _from_cache(path, per_path[index], mode, cache) if mode.digest and cache is not None else (None, _size(path))
         if cached is not None:
             results[index] = cached
         else:
             pending.append((index, size))
-    for index, result in _run(pending, paths, settings, mode, jobs):
+    if progress is not None and len(pending) < len(paths):
+        progress(len(paths) - len(pending))
+    for index, result in _run(pending, paths, per_path, mode, jobs, progress):
         results[index] = result
         if cache is not None and result.digest is not None and result.error is None:
-            cache.put(result.path, result.digest, _codes(settings, result.path), result.findings)
+            cache.put(result.path, result.digest, _codes(per_path[index], result.path), result.findings)
     if cache is not None:
         cache.save()
     return results  # type: ignore[return-value]
@@ -201,9 +293,10 @@ def _from_cache(path: str, settings: Settings, mode: Mode, cache: Cache) -> tupl
 
 
 def _codes(settings: Settings, path: str) -> str:
+    """What besides the content a file's findings depend on: its enabled codes and the fix options of its config."""
     from flake8_tensorconv.cache import codes_key
 
-    return codes_key(select_rules(settings, path).codes)
+    return f"{codes_key(select_rules(settings, path).codes)}:{settings.fix_style}:{settings.target_torch}"
 
 
 def _digest(data: bytes) -> str:
@@ -227,7 +320,12 @@ _TASKS_PER_WORKER = 16
 
 
 def _run(
-    pending: list[tuple[int, int]], paths: Sequence[str], settings: Settings, mode: Mode, jobs: int
+    pending: list[tuple[int, int]],
+    paths: Sequence[str],
+    settings: Sequence[Settings],
+    mode: Mode,
+    jobs: int,
+    progress: Callable[[int], None] | None,
 ) -> list[tuple[int, FileResult]]:
     # Biggest first, so that no worker is left with a big file at the end while the others idle.
     pending = sorted(pending, key=lambda item: item[1], reverse=True)
@@ -241,13 +339,14 @@ def _run(
             task_bytes = 0
         tasks[-1].append(index)
         task_bytes += size
-    check = functools.partial(_check_task, settings=settings, mode=mode)
-    done = run_tasks(check, [[paths[index] for index in task] for task in tasks], jobs)
+    check = functools.partial(_check_task, mode=mode)
+    done_callback = None if progress is None else (lambda task_index: progress(len(tasks[task_index])))
+    done = run_tasks(check, [[(paths[index], settings[index]) for index in task] for task in tasks], jobs, done_callback)
     return [(index, result) for task, results in zip(tasks, done) for index, result in zip(task, results)]
 
 
-def _check_task(paths: list[str], settings: Settings, mode: Mode) -> list[FileResult]:
-    return [check_file(path, settings, mode) for path in paths]
+def _check_task(items: list[tuple[str, Settings]], mode: Mode) -> list[FileResult]:
+    return [check_file(path, settings, mode) for path, settings in items]
 
 
 def default_jobs() -> int:

@@ -25,8 +25,8 @@ def run_tool(*args: str, cwd: Path | str | None = None, stdin: str | None = None
 
 @pytest.fixture
 def tensorconv():
-    def run(*args: str, cwd: Path | str | None = None) -> subprocess.CompletedProcess[str]:
-        return run_tool("-m", "flake8_tensorconv", *args, cwd=cwd)
+    def run(*args: str, cwd: Path | str | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return run_tool("-m", "flake8_tensorconv", *args, cwd=cwd, stdin=stdin)
 
     return run
 

@@ -203,3 +203,28 @@ def test_project_root_is_the_pyproject_folder_else_the_current_one(tmp_path):
     (tmp_path / "a" / "pyproject.toml").write_text("")
     assert project_root(start=str(tmp_path / "a" / "b")) == str(tmp_path / "a")
     assert project_root(config=str(tmp_path / "a" / "pyproject.toml"), start=str(tmp_path)) == str(tmp_path / "a")
+    (tmp_path / "a" / "b" / ".tensorconv.toml").write_text("")
+    assert project_root(start=str(tmp_path / "a" / "b")) == str(tmp_path / "a" / "b")
+
+
+def test_a_diff_run_does_not_cache_the_findings_of_the_fixed_text(project):
+    settings = Settings()
+    bug = str(project / "bug.py")
+    check_files([bug], settings, Mode(diff=True), jobs=1, cache=Cache(str(project), settings))
+    (result,) = check_files([bug], settings, Mode(), jobs=1, cache=Cache(str(project), settings))
+    assert [finding.code for finding in result.findings] == ["TCV101"]
+
+
+def test_an_edited_nested_config_is_not_answered_from_the_cache(tensorconv, project):
+    (project / "sub").mkdir()
+    (project / "sub" / "bug.py").write_text(GRAD_BUG)
+    config = project / "sub" / ".tensorconv.toml"
+
+    def fix_contents() -> list[str]:
+        findings = json.loads(tensorconv("check", "--output-format", "json", "sub", cwd=project).stdout)
+        return [edit["content"] for finding in findings for edit in finding["fix"]["edits"]]
+
+    config.write_text('fix-style = "force"\n')
+    assert fix_contents() == fix_contents() == ["numpy(force=True)"]
+    config.write_text('fix-style = "detach-cpu"\n')
+    assert fix_contents() == ["detach()."]

@@ -25,7 +25,7 @@ def test_text_output_is_one_line_per_finding_with_1_based_positions(tensorconv, 
     assert result.stdout == (
         "bug.py:5:7: TCV101 [*] `.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first\n"
     )
-    assert "Found 1 finding" in result.stderr
+    assert result.stderr == "Found 1 error.\n[*] 1 fixable with the `--fix` option.\n"
 
 
 def test_clean_file_exits_zero(tensorconv, project):
@@ -178,6 +178,9 @@ def test_rule_explanations(tensorconv):
     assert every.stdout.count("## Fix safety") >= 8
     unknown = tensorconv("rule", "TCV999")
     assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
+    nothing = tensorconv("rule")
+    assert (nothing.returncode, nothing.stdout) == (2, "")
+    assert nothing.stderr.startswith("usage: tensorconv rule") and "give a rule code (such as TCV101) or --all" in nothing.stderr
 
 
 def test_no_default_path_checks_nothing(tensorconv, project):

@@ -330,7 +330,7 @@ def test_folders_yield_notebooks_but_not_checkpoints_and_cache_and_jobs_agree(te
     cached = tensorconv("check", ".", cwd=project)
     assert first.stdout == cached.stdout == serial.stdout
     fixed = tensorconv("check", "--fix", ".", cwd=project)  # the cache knows fixes remain: the engine makes them
-    assert fixed.returncode == 0 and "Fixed 6 finding(s)." in fixed.stderr
+    assert fixed.returncode == 0 and "Found 6 errors (6 fixed, 0 remaining)." in fixed.stderr
 
 
 # --------------------------------------------------------------------- flake8 users: nbqa

@@ -123,3 +123,10 @@ def test_a_task_that_raises_in_a_worker_raises_in_the_parent():
 
 def test_the_tasks_of_a_worker_that_died_are_done_by_the_parent():
     assert run_tasks(_dies_on_five, list(range(12)), jobs=2) == [-n for n in range(12)]
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_each_task_is_reported_done_once_in_the_parent(jobs):
+    done: list[int] = []
+    assert run_tasks(_dies_on_five, list(range(12)), jobs=jobs, done=done.append) == [-n for n in range(12)]
+    assert sorted(done) == list(range(12))

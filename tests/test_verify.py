@@ -307,7 +307,7 @@ def test_a_failing_claim_makes_verify_exit_1(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------- the command
 def test_verify_prints_versions_devices_and_the_table(tensorconv):
-    result = tensorconv("verify", "--select", "TCV102", "--device", "cpu,cuda,meta")
+    result = tensorconv("verify", "--select", "TCV102")  # by default cuda is skipped where it is missing
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert f"torch {torch.__version__}, NumPy {np.__version__}" in lines[1]
@@ -319,6 +319,14 @@ def test_verify_prints_versions_devices_and_the_table(tensorconv):
     else:
         assert lines[3] == "cuda: not available"
         assert "skipped (CUDA not available)" in row
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_verify_on_a_named_device_that_is_missing_is_an_error(tensorconv):
+    result = tensorconv("verify", "--select", "TCV102", "--device", "cpu,cuda")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("tensorconv: error: --device names cuda, but CUDA is not available on this machine (torch ")
     assert "Traceback" not in result.stderr
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from flake8_tensorconv.output.report import Report
 
 # Format name -> the module (in this package) whose ``render`` writes it.
-FORMATS = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github"}
+FORMATS = {"text": "text", "json": "json_format", "sarif": "sarif", "github": "github", "gitlab": "gitlab"}
 
 
 def formatter(name: str) -> Callable[[Sequence[Report], bool], str]:

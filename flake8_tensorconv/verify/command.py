@@ -59,6 +59,17 @@ def missing_dependencies() -> str | None:
     return None
 
 
+def unavailable_devices(devices: Sequence[str]) -> str | None:
+    """Why a named device cannot run claims here (only cuda can be missing), or None."""
+    import torch
+
+    if "cuda" in devices and not torch.cuda.is_available():
+        cuda_build = torch.version.cuda
+        built = f"torch {torch.__version__} was built with CUDA {cuda_build}" if cuda_build else f"torch {torch.__version__} was built without CUDA"
+        return f"cuda, but CUDA is not available on this machine ({built}; torch.cuda.is_available() is False)"
+    return None
+
+
 def environment_lines(devices: Sequence[str]) -> list[str]:
     """What the claims ran on: versions and devices."""
     import numpy
@@ -80,7 +91,10 @@ def environment_lines(devices: Sequence[str]) -> list[str]:
     return lines
 
 
-def run_verify(devices: Sequence[str], selectors: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run_verify(
+    devices: Sequence[str], selectors: Sequence[str], out: TextIO | None = None, err: TextIO | None = None, required: bool = False
+) -> int:
+    """``required``: the user named the devices, so one that is missing is an error rather than a skip."""
     out = out or sys.stdout
     err = err or sys.stderr
     rules = selected_rules(selectors)
@@ -91,6 +105,10 @@ def run_verify(devices: Sequence[str], selectors: Sequence[str], out: TextIO | N
             f"Install them with: {INSTALL_HINT}",
             file=err,
         )
+        return EXIT_UNAVAILABLE
+    missing = unavailable_devices(devices) if required else None
+    if missing:
+        print(f"tensorconv: error: --device names {missing}; leave it out of --device to verify on the others", file=err)
         return EXIT_UNAVAILABLE
 
     from flake8_tensorconv.verify.harness import environment, verify
@@ -110,4 +128,4 @@ def run_verify(devices: Sequence[str], selectors: Sequence[str], out: TextIO | N
     return EXIT_FAILED if any(outcome.failed for outcome in outcomes) else EXIT_CONFIRMED
 
 
-__all__ = ["INSTALL_HINT", "environment_lines", "missing_dependencies", "parse_devices", "run_verify", "selected_rules"]
+__all__ = ["INSTALL_HINT", "environment_lines", "missing_dependencies", "unavailable_devices", "parse_devices", "run_verify", "selected_rules"]
