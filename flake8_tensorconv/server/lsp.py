@@ -104,9 +104,9 @@ class TensorConvServer(LanguageServer):
     def position(self, position: Position, lines: Sequence[str]) -> types.Position:
         """A 1-based line and code-point column as an LSP position in the negotiated encoding."""
         if position.line > len(lines):
-            return types.Position(line=len(lines) - 1, character=self.workspace.position_codec.client_num_units(lines[-1]))
-        text = lines[position.line - 1]
-        return types.Position(line=position.line - 1, character=self.workspace.position_codec.client_num_units(text[: position.column]))
+            return types.Position(line=len(lines) - 1, character=units(lines[-1], self.workspace.position_encoding))
+        text = lines[position.line - 1][: position.column]
+        return types.Position(line=position.line - 1, character=units(text, self.workspace.position_encoding))
 
     def range(self, start: Position, end: Position, lines: Sequence[str]) -> types.Range:
         return types.Range(start=self.position(start, lines), end=self.position(end, lines))
@@ -191,6 +191,15 @@ class TensorConvServer(LanguageServer):
             kind=FIX_ALL,
             edit=types.WorkspaceEdit(changes={uri: [text_edit]}),
         )
+
+
+def units(text: str, encoding: str | None) -> int:
+    """The length of ``text`` in the code units of a position encoding (UTF-16 unless negotiated)."""
+    if text.isascii() or encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def fix_title(finding: Finding) -> str:
