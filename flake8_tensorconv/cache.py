@@ -31,7 +31,7 @@ from flake8_tensorconv.config import Settings, find_pyproject
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
 
 CACHE_DIRECTORY = ".tensorconv_cache"
-_FORMAT = 1
+_FORMAT = 2
 # Cache files kept: one per fingerprint, so a few settings used in turn all stay cached.
 _KEPT_FILES = 8
 _CACHEDIR_TAG = (
@@ -160,19 +160,19 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-# Findings as plain JSON lists: [code, message, line, column, end line, end column, fix or null],
+# Findings as plain JSON lists: [code, message, line, column, end line, end column, fix or null, cell or null],
 # fix: [applicability, message, [[line, column, end line, end column, content], ...]].
 def _encode(finding: Finding) -> list[Any]:
     fix = None
     if finding.fix is not None:
         edits = [[e.start.line, e.start.column, e.end.line, e.end.column, e.content] for e in finding.fix.edits]
         fix = [finding.fix.applicability.value, finding.fix.message, edits]
-    return [finding.code, finding.message, finding.start.line, finding.start.column, finding.end.line, finding.end.column, fix]
+    return [finding.code, finding.message, finding.start.line, finding.start.column, finding.end.line, finding.end.column, fix, finding.cell]
 
 
 def _finding(item: list[Any]) -> Finding:
-    code, message, line, column, end_line, end_column, fix = item
-    if not all(isinstance(value, int) for value in (line, column, end_line, end_column)):
+    code, message, line, column, end_line, end_column, fix, cell = item
+    if not all(isinstance(value, int) for value in (line, column, end_line, end_column)) or not isinstance(cell, (int, type(None))):
         raise TypeError("position is not an int")
     decoded = None
     if fix is not None:
@@ -182,4 +182,4 @@ def _finding(item: list[Any]) -> Finding:
             message=str(fix_message),
             edits=tuple(Edit(Position(a, b), Position(c, d), str(content)) for a, b, c, d, content in edits),
         )
-    return Finding(code=str(code), message=str(message), start=Position(line, column), end=Position(end_line, end_column), fix=decoded)
+    return Finding(code=str(code), message=str(message), start=Position(line, column), end=Position(end_line, end_column), fix=decoded, cell=cell)

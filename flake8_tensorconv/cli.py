@@ -157,8 +157,9 @@ def _check(args: argparse.Namespace) -> int:
             print(f"tensorconv: error: {result.path}: {result.error}", file=sys.stderr)
             status = EXIT_ERROR
         for dropped in result.dropped_fixes:
+            cell = f"cell {dropped.cell}:" if dropped.cell is not None else ""
             print(
-                f"tensorconv: warning: {result.path}:{dropped.start.line}:{dropped.start.column + 1}: "
+                f"tensorconv: warning: {result.path}:{cell}{dropped.start.line}:{dropped.start.column + 1}: "
                 f"the {dropped.code} fix was dropped because its result does not parse",
                 file=sys.stderr,
             )

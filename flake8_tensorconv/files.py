@@ -10,7 +10,7 @@ EXCLUDED_DIRECTORIES = frozenset(
     {
         ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
         ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out",
-        "dist", "node_modules", "venv", "__pycache__", ".tensorconv_cache",
+        "dist", "node_modules", "venv", "__pycache__", ".tensorconv_cache", ".ipynb_checkpoints",
     }
 )
 
@@ -22,7 +22,7 @@ class Discovery:
 
 
 def discover(paths: Iterable[str]) -> Discovery:
-    """Python files under ``paths``: folders are searched for ``*.py``; files named explicitly are always taken."""
+    """Python files under ``paths``: folders are searched for ``*.py`` and ``*.ipynb``; files named explicitly are always taken."""
     discovery = Discovery()
     seen: set[str] = set()
     for path in paths:
@@ -45,6 +45,6 @@ def _walk(root: str) -> Iterator[str]:
     for directory, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in EXCLUDED_DIRECTORIES and not f.endswith(".egg-info"))
         for name in sorted(names):
-            if name.endswith(".py"):
+            if name.endswith((".py", ".ipynb")):
                 path = os.path.join(directory, name)
                 yield path[2:] if path.startswith("./") else path

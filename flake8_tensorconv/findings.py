@@ -47,6 +47,9 @@ class Finding(NamedTuple):
     start: Position
     end: Position
     fix: Fix | None = None
+    # In a notebook: the 1-based index of the cell among all cells (Ruff's numbering); the
+    # positions (and the fix's edits) are then relative to that cell. None for a Python file.
+    cell: int | None = None
 
     @property
     def sort_key(self) -> tuple[int, int, str]:

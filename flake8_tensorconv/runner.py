@@ -8,15 +8,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.config import Settings
-from flake8_tensorconv.engine import ParseError, fix_source, fixable, lint_source, needs_parse, select_rules
+from flake8_tensorconv.engine import ParseError, RuleSet, fix_source, fixable, lint_source, needs_parse, select_rules
 from flake8_tensorconv.findings import Finding, Position
 from flake8_tensorconv.parallel import run_tasks
 from flake8_tensorconv.source import SourceError, decode, write_atomically
 
 if TYPE_CHECKING:
     from flake8_tensorconv.cache import Cache
+    from flake8_tensorconv.notebook import CodeCell
 
 UNPARSABLE = "TCV001"
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 class Mode(NamedTuple):
@@ -66,6 +68,9 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         return
     if mode.digest:
         result.digest = _digest(raw)
+    if path.endswith(NOTEBOOK_SUFFIX):
+        _check_notebook(path, raw, settings, mode, rules, unparsable_enabled, result)
+        return
     try:
         source = decode(raw)
     except SourceError as error:
@@ -81,22 +86,64 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
             result.fixed = len(fixed.applied)
             result.dropped_fixes = fixed.dropped
             if fixed.text != source.text:
-                result.digest = None  # the findings are those of the fixed text
                 if mode.diff:
+                    result.digest = None  # the findings are those of the fixed text
                     result.diff = unified_diff(path, source.text, fixed.text)
                 else:
-                    fixed_bytes = source.encode(fixed.text)
-                    try:
-                        write_atomically(path, fixed_bytes)
-                    except OSError as error:
-                        result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
-                    else:
-                        result.digest = _digest(fixed_bytes) if mode.digest else None
+                    _write(path, source.encode(fixed.text), mode, result)
         else:
             result.findings = lint_source(source, settings, rules, prefiltered=True)
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
+
+
+def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules: RuleSet, unparsable_enabled: bool, result: FileResult) -> None:
+    """As for a Python file, on the code cells; a fix rewrites only the "source" of the cells it changed."""
+    from flake8_tensorconv.notebook import CellParseError, NotebookError, fix_cells, lint_cells, read_notebook, replace_sources
+
+    try:
+        notebook = read_notebook(raw)
+    except NotebookError as error:
+        if unparsable_enabled:
+            result.findings.append(_unparsable(str(error), error.position))
+        return
+    if not needs_parse("\n".join(cell.text for cell in notebook.cells), rules):
+        return
+    try:
+        if mode.fix or mode.diff:
+            fixed = fix_cells(notebook.cells, settings, unsafe=mode.unsafe_fixes, rules=rules)
+            result.findings = fixed.remaining
+            result.fixed = len(fixed.applied)
+            result.dropped_fixes = fixed.dropped
+            if fixed.changed:
+                if mode.diff:
+                    result.digest = None
+                    result.diff = "".join(_cell_diff(path, before, after) for before, after in fixed.changed)
+                else:
+                    _write(path, replace_sources(notebook, {after.index: after.text for _, after in fixed.changed}), mode, result)
+        else:
+            result.findings = lint_cells(notebook.cells, settings, rules)
+    except CellParseError as error:
+        if unparsable_enabled:
+            result.findings = [_unparsable(str(error), error.position)._replace(cell=error.cell)]
+
+
+def _cell_diff(path: str, before: CodeCell, after: CodeCell) -> str:
+    """A unified diff of one cell, headed ``path:cell N``; a cell's last line has no line break, and that is no news."""
+    if not before.text.endswith("\n") and not after.text.endswith("\n"):
+        before, after = before._replace(text=before.text + "\n"), after._replace(text=after.text + "\n")
+    return unified_diff(f"{path}:cell {after.index}", before.text, after.text)
+
+
+def _write(path: str, data: bytes, mode: Mode, result: FileResult) -> None:
+    result.digest = None  # the findings are those of the fixed text
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
+    else:
+        result.digest = _digest(data) if mode.digest else None
 
 
 def _unparsable(reason: str, position: Position) -> Finding:

@@ -14,10 +14,15 @@ def _escape_property(text: str) -> str:
 
 
 def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
-    """GitHub Actions workflow commands: one ``::warning`` annotation per finding."""
+    """GitHub Actions workflow commands: one ``::warning`` annotation per finding.
+
+    In a notebook, line and column are relative to the cell (as in Ruff's output), and the
+    title and the message name the cell: ``title=TCV101 (cell 4)``, ``::cell 4:2:7: TCV101 ...``.
+    """
     lines = []
     for report in reports:
         finding = report.finding
+        cell = f"cell {finding.cell}:{finding.start.line}:{finding.start.column + 1}: " if finding.cell is not None else ""
         properties = ",".join(
             f"{key}={_escape_property(str(value))}"
             for key, value in (
@@ -26,8 +31,8 @@ def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
                 ("col", finding.start.column + 1),
                 ("endLine", finding.end.line),
                 ("endColumn", finding.end.column + 1),
-                ("title", f"{finding.code}"),
+                ("title", finding.code if finding.cell is None else f"{finding.code} (cell {finding.cell})"),
             )
         )
-        lines.append(f"::warning {properties}::{_escape_data(f'{finding.code} {finding.message}')}")
+        lines.append(f"::warning {properties}::{_escape_data(f'{cell}{finding.code} {finding.message}')}")
     return "".join(line + "\n" for line in lines)

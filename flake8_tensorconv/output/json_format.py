@@ -12,7 +12,7 @@ def _location(position: Position) -> dict[str, int]:
 
 
 def as_dict(report: Report) -> dict[str, object]:
-    """One finding with Ruff's JSON field names."""
+    """One finding with Ruff's JSON field names; in a notebook, rows count from the start of cell ``cell``."""
     finding = report.finding
     fix = None
     if finding.fix is not None:
@@ -33,7 +33,7 @@ def as_dict(report: Report) -> dict[str, object]:
         "fix": fix,
         "noqa_row": finding.start.line,
         "url": rule_url(finding.code),
-        "cell": None,
+        "cell": finding.cell,
     }
 
 

@@ -25,7 +25,12 @@ def _region(start: Position, end: Position) -> dict[str, int]:
 
 
 def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
-    """A SARIF 2.1.0 log with one run; every rule is described in the driver."""
+    """A SARIF 2.1.0 log with one run; every rule is described in the driver.
+
+    A notebook's region counts rows from the start of its cell, which the result names in
+    ``properties.cell`` and at the start of its message (``cell 4: ...``); its fix is left out,
+    since its positions are not positions in the .ipynb file that a SARIF consumer would edit.
+    """
     from flake8_tensorconv.rules import ALL_RULES
 
     rules = [
@@ -48,7 +53,7 @@ def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
             "ruleId": finding.code,
             "ruleIndex": index.get(finding.code, -1),
             "level": "warning" if finding.code >= "TCV1" else "error",
-            "message": {"text": finding.message},
+            "message": {"text": finding.message if finding.cell is None else f"cell {finding.cell}: {finding.message}"},
             "locations": [
                 {
                     "physicalLocation": {
@@ -58,7 +63,9 @@ def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
                 }
             ],
         }
-        if finding.fix is not None and report.fix_available(unsafe_fixes):
+        if finding.cell is not None:
+            result["properties"] = {"cell": finding.cell}
+        elif finding.fix is not None and report.fix_available(unsafe_fixes):
             result["fixes"] = [
                 {
                     "description": {"text": finding.fix.message},
