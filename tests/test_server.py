@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +42,7 @@ norm = weights.norm()
 # module-scoped to match): every test uses its own files.
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    record_diagnostics(lsp_client)
     lsp_client.registrations = []  # type: ignore[attr-defined]
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
@@ -66,11 +69,26 @@ async def open_document(client: LanguageClient, path: Path, text: str, version: 
     return await diagnostics_for(client, path.as_uri())
 
 
+class PublishedDiagnostics(dict):
+    """pytest-lsp's client.diagnostics, which also queues every publish by URI: two may arrive
+    before a test asks for the first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queues: collections.defaultdict[str, asyncio.Queue] = collections.defaultdict(asyncio.Queue)
+
+    def __setitem__(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        super().__setitem__(uri, diagnostics)
+        self.queues[uri].put_nowait(diagnostics)
+
+
+def record_diagnostics(client: LanguageClient) -> None:
+    client.diagnostics = PublishedDiagnostics()
+
+
 async def diagnostics_for(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
-    while True:
-        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if params.uri == uri:
-            return list(params.diagnostics)
+    """The next diagnostics published for ``uri`` (a server that publishes none fails the test, not hangs it)."""
+    return list(await asyncio.wait_for(client.diagnostics.queues[uri].get(), timeout=30))  # type: ignore[attr-defined]
 
 
 async def replace_text(client: LanguageClient, uri: str, text: str, version: int) -> list[types.Diagnostic]:
@@ -265,6 +283,7 @@ async def test_close_clears_the_diagnostics(client: LanguageClient, tmp_path: Pa
 
 @pytest_lsp.fixture(config=SERVER, scope="module")
 async def utf8_client(lsp_client: LanguageClient):
+    record_diagnostics(lsp_client)
     capabilities = client_capabilities("neovim")
     capabilities.general = types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8])
     result = await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities, initialization_options=OPTIONS))
@@ -303,3 +322,69 @@ def test_without_pygls_the_command_names_the_missing_extra():
     assert result.returncode == 2
     assert "flake8-tensorconv[server]" in result.stderr and "pygls" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def notebook_cells(path: Path, texts: list[str | None]) -> tuple[list[types.NotebookCell], list[types.TextDocumentItem]]:
+    """Cells of a notebook as VS Code sends them; None stands for a markdown cell."""
+    cells, documents = [], []
+    for number, text in enumerate(texts):
+        uri = f"vscode-notebook-cell:{path}#cell{number}"
+        kind = types.NotebookCellKind.Markup if text is None else types.NotebookCellKind.Code
+        cells.append(types.NotebookCell(kind=kind, document=uri))
+        language = "markdown" if text is None else "python"
+        documents.append(types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text or "# Training\n"))
+    return cells, documents
+
+
+async def test_a_notebook_is_checked_as_one_program_and_reported_in_its_cells(client: LanguageClient, tmp_path: Path):
+    path = tmp_path / "train.ipynb"
+    first = "import torch\nmodel = torch.nn.Linear(3, 2)\n"
+    third = "scores = model(torch.ones(1, 3))\nvalues = scores.numpy()\n"
+    cells, documents = notebook_cells(path, [first, None, third])
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1, cells=cells),
+            cell_text_documents=documents,
+        )
+    )
+    assert await diagnostics_for(client, documents[0].uri) == []
+    (diagnostic,) = await diagnostics_for(client, documents[2].uri)
+    assert diagnostic.code == "TCV101"
+    assert diagnostic.range == types.Range(start=types.Position(1, 9), end=types.Position(1, 23))  # relative to the cell
+
+    actions = await code_actions(client, documents[2].uri, [diagnostic], only=["quickfix"])
+    assert apply(third, actions[0].edit.changes[documents[2].uri]) == third.replace("scores.numpy()", "scores.detach().numpy()")
+    (fix_all,) = await code_actions(client, documents[2].uri, [], only=["source.fixAll"])
+    assert list(fix_all.edit.changes) == [documents[2].uri]
+    fixed = apply(third, fix_all.edit.changes[documents[2].uri])
+
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=path.as_uri()),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=documents[2].uri, version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+    assert await diagnostics_for(client, documents[2].uri) == []
+
+
+async def test_a_notebook_that_does_not_parse_gives_tcv001_in_the_broken_cell(client: LanguageClient, tmp_path: Path):
+    path = tmp_path / "broken.ipynb"
+    cells, documents = notebook_cells(path, ["import torch\n%matplotlib inline\n", "x = torch.ones(3).numpy((\n"])
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1, cells=cells),
+            cell_text_documents=documents,
+        )
+    )
+    assert await diagnostics_for(client, documents[0].uri) == []  # the magic is IPython, not an error
+    (diagnostic,) = await diagnostics_for(client, documents[1].uri)
+    assert diagnostic.code == "TCV001"

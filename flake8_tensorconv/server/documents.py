@@ -9,12 +9,16 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.config import ConfigError, Settings, find_pyproject, load_pyproject, settings_from_table
 from flake8_tensorconv.engine import ParseError, fix_source, lint_source, select_rules
 from flake8_tensorconv.findings import Edit, Finding, Position
 from flake8_tensorconv.source import Source
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.notebook import CodeCell
 
 UNPARSABLE = "TCV001"
 INTERNAL_ERROR = "TCV002"
@@ -154,3 +158,27 @@ def _ends_inside_string(source: Source, line: int) -> bool:
     except (tokenize.TokenError, SyntaxError):
         return False
     return False
+
+
+def lint_notebook(cells: Sequence[CodeCell], path: str | None, config: DocumentConfig) -> list[Finding]:
+    """Findings for a notebook's code cells (``Finding.cell`` says which, positions are relative to it)."""
+    from flake8_tensorconv.notebook import CellParseError, lint_cells
+
+    relative = config.relative(path)
+    try:
+        return lint_cells(cells, config.settings, select_rules(config.settings, relative))
+    except CellParseError as error:
+        if not _enabled(UNPARSABLE, config, relative):
+            return []
+        return [_tool_finding(UNPARSABLE, str(error), error.position)._replace(cell=error.cell)]
+
+
+def fix_notebook(cells: Sequence[CodeCell], path: str | None, config: DocumentConfig) -> dict[int, Edit]:
+    """The safe fixes of a notebook's code cells: one edit per changed cell, by cell index."""
+    from flake8_tensorconv.notebook import fix_cells
+
+    try:
+        result = fix_cells(cells, config.settings, unsafe=False, rules=select_rules(config.settings, config.relative(path)))
+    except ParseError:
+        return {}
+    return {before.index: minimal_edit(before.text, after.text) for before, after in result.changed}

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import traceback
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -21,6 +22,9 @@ from flake8_tensorconv.output.report import rule_url
 from flake8_tensorconv.server import documents
 from flake8_tensorconv.source import Source
 
+if TYPE_CHECKING:
+    from flake8_tensorconv.notebook import CodeCell
+
 SOURCE = "tensorconv"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.tensorconv"
 # Typing pauses shorter than this do not start a run; the latest text is linted once.
@@ -30,9 +34,23 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 logger = logging.getLogger(__name__)
 
 
+# Jupyter notebooks whose code cells are Python; the cells are checked together, as the CLI does.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook")
+    ],
+    save=True,
+)
+
+
 class TensorConvServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(name="tensorconv", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            name="tensorconv",
+            version=__version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=NOTEBOOK_SYNC,
+        )
         self.configs = documents.ConfigStore()
         self.debounce = DEFAULT_DEBOUNCE_SECONDS
         self._pending: dict[str, asyncio.TimerHandle] = {}
@@ -51,6 +69,10 @@ class TensorConvServer(LanguageServer):
 
     def publish(self, uri: str) -> None:
         self._pending.pop(uri, None)
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is not None:
+            self.publish_notebook(notebook)
+            return
         document = self.workspace.get_text_document(uri)
         diagnostics = self.diagnostics(document.source, path_of(uri), document.version)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
@@ -67,6 +89,35 @@ class TensorConvServer(LanguageServer):
         lines = Source(text=text).lines
         return [self.diagnostic(finding, lines, version) for finding in findings]
 
+    def publish_notebook(self, notebook: types.NotebookDocument) -> None:
+        """Diagnostics for every Python code cell of a notebook (an empty list clears a cell's)."""
+        path = path_of(notebook.uri)
+        config = self.config_for(path)
+        cells = self.code_cells(notebook)
+        try:
+            findings = documents.lint_notebook([cell for cell, _ in cells], path, config)
+        except Exception as error:  # as for a file: log it, report TCV002 in the first cell
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"tensorconv: {path}: {traceback.format_exc()}"))
+            findings = [finding._replace(cell=cells[0][0].index) for finding in documents.internal_error(error, path, config)] if cells else []
+        for cell, uri in cells:
+            document = self.workspace.get_text_document(uri)
+            lines = Source(text=cell.text).lines
+            diagnostics = [self.diagnostic(finding, lines, document.version) for finding in findings if finding.cell == cell.index]
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
+
+    def code_cells(self, notebook: types.NotebookDocument) -> list[tuple[CodeCell, str]]:
+        """The notebook's Python code cells, numbered among all its cells as the CLI numbers them, with their URIs."""
+        from flake8_tensorconv.notebook import CodeCell
+
+        cells = []
+        for index, cell in enumerate(notebook.cells, start=1):
+            if cell.kind != types.NotebookCellKind.Code:
+                continue
+            document = self.workspace.get_text_document(cell.document)
+            if document.language_id in (None, "python"):
+                cells.append((CodeCell(index=index, text=document.source), cell.document))
+        return cells
+
     def config_for(self, path: str | None) -> documents.DocumentConfig:
         config = self.configs.for_path(path)
         if config.error is not None and config.pyproject not in self._reported_config_errors:
@@ -77,9 +128,13 @@ class TensorConvServer(LanguageServer):
     def config_changed(self) -> None:
         self.configs.forget()
         self._reported_config_errors.clear()
+        notebooks = list(self.workspace.notebook_documents)
+        cells = {cell.document for notebook in self.workspace.notebook_documents.values() for cell in notebook.cells}
         for uri, document in list(self.workspace.text_documents.items()):
-            if is_python(uri, document.language_id):
+            if uri not in cells and is_python(uri, document.language_id):
                 self.publish(uri)
+        for uri in notebooks:
+            self.publish(uri)
 
     def diagnostic(self, finding: Finding, lines: Sequence[str], version: int | None) -> types.Diagnostic:
         data: dict[str, object] = {"version": version}
@@ -180,6 +235,9 @@ class TensorConvServer(LanguageServer):
         )
 
     def fix_all_action(self, uri: str, text: str) -> types.CodeAction | None:
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return self.fix_all_notebook_action(notebook)
         path = path_of(uri)
         edit = documents.fix_all(text, path, self.config_for(path))
         if edit is None:
@@ -191,6 +249,21 @@ class TensorConvServer(LanguageServer):
             kind=FIX_ALL,
             edit=types.WorkspaceEdit(changes={uri: [text_edit]}),
         )
+
+    def fix_all_notebook_action(self, notebook: types.NotebookDocument) -> types.CodeAction | None:
+        """Fix-all asked in one cell fixes the notebook: the cells are analysed together."""
+        path = path_of(notebook.uri)
+        cells = self.code_cells(notebook)
+        edits = documents.fix_notebook([cell for cell, _ in cells], path, self.config_for(path))
+        if not edits:
+            return None
+        changes = {}
+        for cell, uri in cells:
+            if cell.index in edits:
+                edit = edits[cell.index]
+                lines = Source(text=cell.text).lines
+                changes[uri] = [types.TextEdit(range=self.range(edit.start, edit.end, lines), new_text=edit.content)]
+        return types.CodeAction(title="Fix all safe tensorconv findings", kind=FIX_ALL, edit=types.WorkspaceEdit(changes=changes))
 
 
 def units(text: str, encoding: str | None) -> int:
@@ -283,6 +356,29 @@ def build_server() -> TensorConvServer:
     def did_close(ls: TensorConvServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel(params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+    # pygls keeps the notebook and its cells' texts in the workspace before these run.
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: TensorConvServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.publish(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: TensorConvServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        structure = params.change.cells.structure if params.change.cells else None
+        for removed in (structure.did_close or []) if structure else []:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=removed.uri, diagnostics=[]))
+        ls.schedule(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: TensorConvServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.cancel(params.notebook_document.uri)
+        ls.publish(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: TensorConvServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.cancel(params.notebook_document.uri)
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: TensorConvServer, params: types.DidChangeWatchedFilesParams) -> None:
