@@ -7,7 +7,6 @@ encoding, and the document version they belong to), so that actions need no serv
 from __future__ import annotations
 
 import asyncio
-import logging
 import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -30,9 +29,6 @@ FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.tensorconv"
 # Typing pauses shorter than this do not start a run; the latest text is linted once.
 DEFAULT_DEBOUNCE_SECONDS = 0.2
 PYTHON_SUFFIXES = (".py", ".pyi")
-
-logger = logging.getLogger(__name__)
-
 
 # Jupyter notebooks whose code cells are Python; the cells are checked together, as the CLI does.
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
