@@ -388,3 +388,35 @@ async def test_a_notebook_that_does_not_parse_gives_tcv001_in_the_broken_cell(cl
     assert await diagnostics_for(client, documents[0].uri) == []  # the magic is IPython, not an error
     (diagnostic,) = await diagnostics_for(client, documents[1].uri)
     assert diagnostic.code == "TCV001"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("x = t.numpy()", "x = t.numpy()  # noqa: TCV101"),
+        ("x = t.numpy()  # keep", "x = t.numpy()  # keep  # noqa: TCV101"),
+        ("x = t.numpy()  # noqa:E501", "x = t.numpy()  # noqa:E501, TCV101"),
+        ("x = t.numpy()  # noqa: TCV101", None),  # already there
+        ("x = t.numpy() + \\", None),  # a comment cannot follow a backslash continuation
+        ('x = t.numpy(), """', None),  # the line ends inside a string
+    ],
+)
+def test_the_noqa_edit_adds_merges_or_declines(line: str, expected: str | None):
+    from flake8_tensorconv.server.documents import noqa_edit
+    from flake8_tensorconv.source import Source
+
+    text = f"import torch\n{line}\n1\n\"\"\"\n"
+    edit = noqa_edit(text, 2, "TCV101")
+    if expected is None:
+        assert edit is None
+        return
+    source = Source(text=text)
+    start, end = source.offset(edit.start), source.offset(edit.end)
+    assert (text[:start] + edit.content + text[end:]).splitlines()[1] == expected
+
+
+def test_the_fix_all_edit_spans_only_what_changed():
+    from flake8_tensorconv.server.documents import minimal_edit
+
+    edit = minimal_edit("a = 1\nb = t.numpy()\nc = 3\n", "a = 1\nb = t.detach().numpy()\nc = 3\n")
+    assert (edit.start, edit.end, edit.content) == ((2, 6), (2, 6), "detach().")
