@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -264,6 +265,16 @@ async def test_config_comes_from_the_nearest_pyproject_and_is_reread_when_it_cha
     assert [d.code for d in await diagnostics_for(client, path.as_uri())] == ["TCV101"]
 
 
+async def test_saving_an_open_pyproject_rereads_the_config(client: LanguageClient, tmp_path: Path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.tensorconv]\nignore = ["TCV101"]\n')
+    path = tmp_path / "saved.py"
+    assert await open_document(client, path, GRAD) == []
+    pyproject.write_text("[tool.tensorconv]\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    assert [d.code for d in await diagnostics_for(client, path.as_uri())] == ["TCV101"]
+
+
 async def test_an_invalid_pyproject_is_named_in_a_message_and_the_defaults_apply(client: LanguageClient, tmp_path: Path):
     project = tmp_path / "bad"
     project.mkdir()
@@ -298,21 +309,24 @@ async def test_columns_count_utf8_bytes_when_the_client_asks_for_utf8(utf8_clien
     assert diagnostic.range.start == types.Position(4, 26)  # é is 2 bytes, 😀 is 4
 
 
-def test_shutdown_and_exit_end_the_process_with_status_0(tmp_path: Path):
+def test_without_torch_and_numpy_it_reports_and_shutdown_exit_end_it_with_status_0(tmp_path: Path):
+    uri = (tmp_path / "grad.py").as_uri()
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": GRAD}}},
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    import json
-
     stream = b""
     for message in messages:
         body = json.dumps(message).encode()
         stream += b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-    result = subprocess.run([sys.executable, "-m", "flake8_tensorconv", "server"], input=stream, capture_output=True, timeout=30)
+    # torch and numpy cannot be imported in this process: the server must not need them.
+    code = "import sys\nsys.modules['torch'] = sys.modules['numpy'] = None\nfrom flake8_tensorconv.cli import main\nsys.exit(main(['server']))\n"
+    result = subprocess.run([sys.executable, "-c", code], input=stream, capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr.decode()
+    assert b'"code": "TCV101"' in result.stdout
     assert b'"id": 2' in result.stdout and b'"result": null' in result.stdout
 
 
