@@ -60,6 +60,17 @@ def test_every_rule_with_triggers_is_a_fixit_rule_in_the_package_fixit_enables_f
         assert generated.__module__ == ("flake8_tensorconv.fixit" if rule.default_enabled else "flake8_tensorconv.fixit.opt_in")
 
 
+def test_importing_the_rules_as_fixit_lint_does_loads_no_fixture():
+    # Fixit imports the package on every run; the cases are for `fixit test` only.
+    code = (
+        "import sys\nimport flake8_tensorconv.fixit as rules\n"
+        "print(sum('cases' in vars(rule.INVALID) or 'cases' in vars(rule.VALID) for rule in vars(rules).values() if hasattr(rule, 'CODE')),"
+        " 'flake8_tensorconv.examples' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["0", "False"], result.stdout + result.stderr
+
+
 def test_positives_of_safe_rules_carry_their_fixed_file_as_expected_replacement():
     # The harness checks Fixit's result against these; a rule whose fixes are all safe has one for every fixed file.
     for rule in ALL_RULES:

@@ -154,7 +154,7 @@ def lint_rules(opt_in: bool, module: str) -> dict[str, type]:
         if not rule.triggers or rule.default_enabled == opt_in:
             continue
         name = class_name(rule)
-        rules[name] = type(
+        generated = type(
             name,
             (EngineVisitor, LintRule),
             {
@@ -166,10 +166,13 @@ def lint_rules(opt_in: bool, module: str) -> dict[str, type]:
                 "TAGS": {"tensorconv", rule.code},
                 # Replacements are made from safe fixes only: `fixit fix --automatic` has no --unsafe-fixes.
                 "AUTOFIX": rule.fix_safety in ("safe", "sometimes"),
-                "VALID": FixtureCases(rule.code, valid=True),
-                "INVALID": FixtureCases(rule.code, valid=False),
             },
         )
+        # Set after the class exists: LintRule.__init_subclass__ reads INVALID, which would load
+        # every fixture (and lint them) each time `fixit lint` imports the rules.
+        generated.VALID = FixtureCases(rule.code, valid=True)
+        generated.INVALID = FixtureCases(rule.code, valid=False)
+        rules[name] = generated
     return rules
 
 
