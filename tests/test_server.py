@@ -246,6 +246,7 @@ async def test_a_broken_document_gives_tcv001_and_the_server_keeps_working(clien
     assert diagnostic.code == "TCV001"
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert "cannot parse" in diagnostic.message
+    assert await code_actions(client, uri, [diagnostic]) == []  # no fix, no noqa: the file was not checked
     assert await code_actions(client, uri, [], only=["source.fixAll"]) == []
     assert [d.code for d in await replace_text(client, uri, GRAD, version=2)] == ["TCV101"]
 
