@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated: cpu, cuda, meta (default: all three, cuda skipped without a GPU; named, a missing one is an error)",
     )
     verify.add_argument("--select", metavar="CODES", help="comma-separated code prefixes of the rules to verify (default: all)")
+    server = commands.add_parser("server", help="run the language server on stdin/stdout (needs the 'server' extra)")
+    # Clients built on vscode-languageclient add --stdio; stdio is the only transport.
+    server.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -104,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rule(args)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "server":
+            from flake8_tensorconv.server import main as serve
+
+            return serve()
     except ConfigError as error:
         print(f"tensorconv: error: {error}", file=sys.stderr)
         return EXIT_ERROR
