@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from flake8_tensorconv.config import ConfigError, Settings, find_pyproject, load_pyproject, settings_from_table
+from flake8_tensorconv.config import ConfigError, Settings, find_config, load_config
 from flake8_tensorconv.engine import ParseError, fix_source, lint_source, select_rules
 from flake8_tensorconv.findings import Edit, Finding, Position
 from flake8_tensorconv.source import Source
@@ -30,31 +30,27 @@ class DocumentConfig(NamedTuple):
     """The settings for one document and where they come from."""
 
     settings: Settings
-    pyproject: str | None  # None: no pyproject.toml above the document, the defaults apply
-    error: str | None = None  # the pyproject.toml is invalid: the defaults apply, the server says why
+    pyproject: str | None  # the config file (pyproject.toml or .tensorconv.toml); None: the defaults apply
+    error: str | None = None  # the config file is invalid: the defaults apply, the server says why
 
     def relative(self, path: str | None) -> str:
-        """The path that per-file-ignores globs match: relative to the pyproject.toml's folder."""
-        if not path:
-            return ""
-        if self.pyproject is None:
-            return os.path.basename(path)
-        return os.path.relpath(path, os.path.dirname(self.pyproject)).replace(os.sep, "/")
+        """The path that per-file-ignores globs match (the settings know the config's folder they are relative to)."""
+        return os.path.abspath(path) if path else ""
 
 
 class ConfigStore:
-    """``[tool.tensorconv]`` of the nearest pyproject.toml, read once until :meth:`forget`."""
+    """The nearest config file's settings (as the CLI finds it), read once until :meth:`forget`."""
 
     def __init__(self) -> None:
         self._by_pyproject: dict[str, DocumentConfig] = {}
 
     def for_path(self, path: str | None) -> DocumentConfig:
-        pyproject = find_pyproject(os.path.dirname(path)) if path else None
+        pyproject = find_config(os.path.dirname(path)) if path else None
         if pyproject is None:
             return DocumentConfig(Settings(), None)
         if pyproject not in self._by_pyproject:
             try:
-                config = DocumentConfig(settings_from_table(load_pyproject(pyproject), pyproject), pyproject)
+                config = DocumentConfig(load_config(pyproject).settings, pyproject)
             except ConfigError as error:
                 config = DocumentConfig(Settings(), pyproject, f"{error}; using the default settings until it is fixed")
             self._by_pyproject[pyproject] = config
