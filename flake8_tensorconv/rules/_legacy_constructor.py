@@ -175,3 +175,92 @@ def _literal_numbers(node: ast.expr) -> list[int | float] | None:
         value = int(operand.value) if isinstance(operand.value, bool) else operand.value
         return [-value if negative else value]
     return None
+
+
+# In-place methods that overwrite every element: after one of them the allocation holds values.
+INITIALISERS = frozenset(
+    "uniform_ normal_ fill_ zero_ copy_ random_ bernoulli_ exponential_ geometric_ cauchy_ log_normal_ "
+    "set_ resize_ orthogonal_".split()
+)
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+class Initialisation:
+    """Which legacy allocations are initialised before anyone reads them.
+
+    ``torch.FloatTensor(n).uniform_(-1, 1)``, ``w = nn.Parameter(torch.Tensor(3, 4))`` with
+    ``nn.init.xavier_uniform_(w)`` later in the scope, or ``self.w = ...`` with an
+    initialiser on ``self.w`` in any method of the class (``reset_parameters``).
+    Built once per file, on the first question.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.parents: dict[int, ast.AST] = {}
+        self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
+        self.scopes: dict[int, ast.AST] = {}  # a node -> its innermost function (or the module)
+        stack: list[tuple[ast.AST, ast.ClassDef | None, ast.AST]] = [(tree, None, tree)]
+        while stack:
+            node, cls, scope = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
+                child_class = child if isinstance(child, ast.ClassDef) else cls
+                child_scope = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+                if child_class is not None:
+                    self.classes[id(child)] = child_class
+                self.scopes[id(child)] = child_scope
+                stack.append((child, child_class, child_scope))
+
+    def initialised(self, node: ast.Call, ctx: Context) -> bool:
+        allocation: ast.expr = node
+        parent = self.parents.get(id(allocation))
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is allocation:
+            if ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES:
+                allocation, parent = parent, self.parents.get(id(parent))
+        if isinstance(parent, ast.Attribute) and parent.attr in INITIALISERS:
+            return True  # `torch.FloatTensor(n).uniform_(-1, 1)`
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0]
+        if isinstance(target, ast.Name):
+            scope = self.scopes.get(id(parent))
+            after = (parent.end_lineno or 0, parent.end_col_offset or 0)
+            return scope is not None and any(
+                (call.lineno, call.col_offset) > after and _initialises(call, target, ctx) for call in _calls(scope)
+            )
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            cls = self.classes.get(id(parent))
+            return cls is not None and (
+                any(_initialises(call, target, ctx) for call in _calls(cls)) or _initialises_all_parameters(cls, ctx)
+            )
+        return False
+
+
+def _calls(scope: ast.AST) -> list[ast.Call]:
+    return [node for node in ast.walk(scope) if isinstance(node, ast.Call)]
+
+
+def _initialises_all_parameters(cls: ast.ClassDef, ctx: Context) -> bool:
+    """``for weight in self.parameters(): weight.data.uniform_(-std, std)`` in a method of the class."""
+    for loop in ast.walk(cls):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)):
+            continue
+        func = loop.iter.func
+        if isinstance(func, ast.Attribute) and func.attr == "parameters" and ast.unparse(func.value) == "self":
+            if any(_initialises(call, loop.target, ctx) for statement in loop.body for call in _calls(statement)):
+                return True
+    return False
+
+
+def _initialises(call: ast.Call, target: ast.Name | ast.Attribute, ctx: Context) -> bool:
+    """``target.uniform_()``, ``target.data.normal_()``, ``nn.init.xavier_uniform_(target)``..."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in INITIALISERS:
+        return _names_target(func.value, target)
+    qualname = ctx.facts.qualname(func) or ""
+    return qualname.startswith("torch.nn.init.") and bool(call.args) and _names_target(call.args[0], target)
+
+
+def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return ast.dump(node, include_attributes=False).replace("Load()", "") == ast.dump(target).replace("Store()", "")

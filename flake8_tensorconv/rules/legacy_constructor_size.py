@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, TRIGGERS, is_size_argument, legacy_call
+from flake8_tensorconv.rules._legacy_constructor import (
+    LEGACY_CONSTRUCTORS,
+    TRIGGERS,
+    Initialisation,
+    is_size_argument,
+    legacy_call,
+)
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.config import Settings
 
 
 class LegacyConstructorSize(Rule):
@@ -12,6 +22,13 @@ class LegacyConstructorSize(Rule):
     ## What it does
     Flags `torch.Tensor(3)`, `torch.FloatTensor(n)`, `torch.Tensor(np.array(3))`
     and `torch.Tensor(np.int64(3))`: a legacy constructor given integers.
+
+    An allocation that is initialised before it is read is not reported: a
+    direct initialiser (`torch.FloatTensor(n).uniform_(-1, 1)`), or a name or a
+    `self` attribute (also wrapped in `nn.Parameter`) that gets an initialiser
+    later in its function, or in any method of its class (`nn.init.xavier_uniform_
+    (self.weight)`, `self.weight.data.normal_()`, a loop over `self.parameters()`
+    in `reset_parameters`). That is an old spelling of `torch.empty`, not a bug.
 
     ## Why is this bad?
     An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised
@@ -44,10 +61,18 @@ class LegacyConstructorSize(Rule):
     triggers = TRIGGERS
     fix_safety = "safe"
 
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._initialisation: Initialisation | None = None
+
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
         if call is None or not all(is_size_argument(argument, ctx) for argument in node.args):
             return
+        if self._initialisation is None:
+            self._initialisation = Initialisation(ctx.facts.tree)
+        if self._initialisation.initialised(node, ctx):
+            return  # allocate-then-initialise: the values are written before anyone reads them
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
         message = self.message.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
         fix = None
