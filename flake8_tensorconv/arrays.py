@@ -177,8 +177,11 @@ def literal_dtype(node: ast.expr) -> str | None:
             constants.append(item.value)
         elif isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
             constants.append(item.operand.value)
-        elif isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub)):
-            stack.extend((item.left, item.right))  # 1 + 2j
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub, ast.Mult, ast.Pow, ast.FloorDiv)):
+            stack.extend((item.left, item.right))  # 1 + 2j, 2**53 + 1
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Div):
+            constants.append(0.0)  # true division makes a float
+            stack.extend((item.left, item.right))
         else:
             return None
     if not constants:

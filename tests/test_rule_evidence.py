@@ -15,8 +15,8 @@ from flake8_tensorconv.examples import all_fixtures
 from flake8_tensorconv.source import Source, read_source
 
 
-def findings(code: str) -> list[tuple[int, str, str | None]]:
-    result = lint_source(Source(text=textwrap.dedent(code)), Settings())
+def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str, str | None]]:
+    result = lint_source(Source(text=textwrap.dedent(code)), settings or Settings())
     return [(f.start.line, f.code, f.fix.applicability.value if f.fix else None) for f in result]
 
 
@@ -64,13 +64,14 @@ def test_an_attribute_the_class_assigns_is_not_tensor_data():
     [
         ("count = np.array(3)\nt = torch.Tensor(count)\n", "TCV202"),
         ("count = np.int64(3)\nt = torch.FloatTensor(count)\n", "TCV202"),
-        ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV201"),  # a bool is a value: tensor(1.)
-        ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV201"),
-        ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),
+        ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV211"),  # a bool is a value: tensor(1.), nothing lost
+        ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV211"),  # float64 -> float32: the default rounding
+        ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),  # int64 data turned into floats
     ],
 )
 def test_zero_d_integer_arrays_in_variables_are_sizes(code, expected):
-    assert [code for _, code, _ in findings("import numpy as np\nimport torch\n" + code)] == [expected]
+    settings = Settings(extend_select=("TCV211",))
+    assert [code for _, code, _ in findings("import numpy as np\nimport torch\n" + code, settings)] == [expected]
 
 
 @pytest.mark.parametrize("fixture", [f for f in all_fixtures() if f.differs], ids=lambda fixture: fixture.id)
@@ -192,3 +193,35 @@ def test_float64_into_float32_model_follows_the_module_dtype():
             return a, b, c
     """
     assert _only(code, "TCV206") == [(16, "TCV206", "unsafe")]
+
+
+def _legacy(code: str) -> list[tuple[str, str, str | None]]:
+    result = lint_source(
+        Source(text="import numpy as np\nimport torch\n" + textwrap.dedent(code)), Settings(extend_select=("TCV211",))
+    )
+    return [(f.code, f.message, f.fix.applicability.value if f.fix else None) for f in result]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected_code", "says", "applicability"),
+    [
+        ("t = torch.Tensor(np.arange(3))\n", "TCV201", "turns int64 data into float32 floats (integers above 2**24", "safe"),
+        ("t = torch.DoubleTensor(np.arange(3))\n", "TCV201", "integers above 2**53 are rounded", "safe"),
+        ("t = torch.LongTensor(np.ones(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        ("t = torch.ByteTensor(np.arange(3))\n", "TCV201", "wraps int64 values outside uint8's range", "safe"),
+        ("t = torch.HalfTensor(np.ones(3))\n", "TCV201", "rounds float64 to float16", "safe"),
+        ("t = torch.FloatTensor([1e-50])\n", "TCV201", "casts these literals to float32, which does not hold them all", "safe"),
+        ("ids, _ = zip(*pairs)\nt = torch.Tensor(ids).long()\n", "TCV201", "before the cast back to integers", "unsafe"),
+        ("t = torch.FloatTensor(np.array([True, False]))\n", "TCV211", "implicit cast to float32", "safe"),
+        ("t = torch.IntTensor(np.zeros(2, dtype=np.int16))\n", "TCV211", "implicit cast to int32", "safe"),
+        ("t = torch.Tensor(np.eye(2))\n", "TCV211", "implicit cast to the default dtype", "safe"),
+        ("t = torch.LongTensor([1, 2])\n", "TCV211", "implicit cast to int64", "safe"),
+        ("t = torch.Tensor(list(values))\n", "TCV211", "implicit cast to the default dtype", "safe"),
+    ],
+)
+def test_legacy_constructor_messages_say_what_the_cast_does(code, expected_code, says, applicability):
+    ((code_found, message, fix),) = _legacy(code)
+    assert (code_found, fix) == (expected_code, applicability)
+    assert says in message
+    if expected_code == "TCV211":
+        assert "lost" not in message and "round" not in message

@@ -6,7 +6,9 @@ import ast
 from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
-from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.findings import Applicability, Edit, Fix
+from flake8_tensorconv.knowledge import dtype_from_qualname
+from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Kind
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
@@ -119,6 +121,7 @@ _FLOAT_LIMITS = {
 _INTEGER_RANGES = {
     "bool": (0, 1), "uint8": (0, 2**8 - 1), "int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1),
     "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+    "uint16": (0, 2**16 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
 }
 
 
@@ -264,3 +267,92 @@ def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return ast.dump(node, include_attributes=False).replace("Load()", "") == ast.dump(target).replace("Store()", "")
+
+
+# How a legacy constructor treats its data, from what the source's dtype and the target's say.
+LOSSY = "lossy"  # values can be lost: floats truncated, integers wrapped, literals out of range
+CHANGES = "changes"  # integer data becomes floating point: what the data is changes
+KEEPS = "keeps"  # nothing is lost (bools, integers into a wider type, exact literals)
+UNKNOWN_SOURCE = "unknown"  # the source's dtype is not visible
+
+_FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+# Methods and dtypes that cast a legacy constructor's result straight back to integers.
+_INTEGER_CASTS = frozenset({"long", "int", "short", "char", "byte"})
+
+
+class Cast(NamedTuple):
+    verdict: str
+    source_dtype: str | None
+    target_dtype: str  # the dtype the constructor casts to ("float32" for torch.Tensor)
+    back_to_integers: bool  # the result is cast to an integer type right away (`.long()`)
+
+
+def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -> Cast:
+    argument = call.node.args[0]
+    target = LEGACY_CONSTRUCTORS[call.qualname] or "float32"
+    back = _cast_back_to_integers(call.node, parents, ctx)
+    if isinstance(argument, (ast.List, ast.Tuple)) and _literal_numbers(argument) is not None:
+        verdict = KEEPS if converts_exactly(argument, LEGACY_CONSTRUCTORS[call.qualname]) else LOSSY
+        return Cast(verdict, None, target, back)
+    if converts_exactly(argument, LEGACY_CONSTRUCTORS[call.qualname]):
+        return Cast(KEEPS, "int64", target, back)  # `torch.LongTensor([len(data)])`
+    source = _source_dtype(argument, ctx)
+    if source is None:
+        verdict = CHANGES if back and target in _FLOAT_BITS else UNKNOWN_SOURCE
+        return Cast(verdict, None, target, back)
+    return Cast(_verdict(source, target), source, target, back)
+
+
+def _verdict(source: str, target: str) -> str:
+    if source == "bool":
+        return KEEPS
+    if source in _INTEGER_RANGES:
+        if target in _FLOAT_BITS:
+            return CHANGES
+        low, high = _INTEGER_RANGES[source]
+        target_low, target_high = _INTEGER_RANGES.get(target, (1, 0))
+        return KEEPS if target_low <= low and high <= target_high else LOSSY
+    if source in _FLOAT_BITS and target in _FLOAT_BITS:
+        # float64 -> float32 is the default dtype's rounding, which is what such code asks for;
+        # a 16-bit float overflows above 65504 (float16) or keeps 8 bits of mantissa (bfloat16).
+        return LOSSY if _FLOAT_BITS[target] == 16 and _FLOAT_BITS[source] > 16 else KEEPS
+    return LOSSY  # floats into integers truncate; complex drops its imaginary part
+
+
+def _source_dtype(argument: ast.expr, ctx: Context) -> str | None:
+    value = ctx.value(argument)
+    if value.dtype is not None:
+        return value.dtype
+    items = [value.element] if value.element is not None else list(value.elements or ())
+    dtypes = {item.dtype for item in items}
+    if items and len(dtypes) == 1 and all(item.kind in (Kind.NDARRAY, Kind.TENSOR) for item in items):
+        return dtypes.pop()
+    return None
+
+
+def _cast_back_to_integers(node: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
+    """``torch.Tensor(ids).long()``, ``.type(torch.long)``, ``.to(torch.int64)``: integers were meant."""
+    attribute = parents.get(id(node))
+    call = parents.get(id(attribute))
+    if not (isinstance(attribute, ast.Attribute) and isinstance(call, ast.Call) and call.func is attribute):
+        return False
+    if attribute.attr in _INTEGER_CASTS:
+        return True
+    if attribute.attr in ("type", "to") and call.args:
+        dtype = dtype_from_qualname(ctx.facts.qualname(call.args[0]) or "")
+        return dtype in _INTEGER_RANGES and dtype != "bool"
+    return False
+
+
+def explicit_cast_fix(call: LegacyCall, ctx: Context) -> Fix | None:
+    """``torch.as_tensor(x, dtype=...)``: the very cast the legacy call made, now visible (safe)."""
+    if call.torch_alias is None:
+        return None
+    node = call.node
+    last = node.keywords[-1].value if node.keywords else node.args[-1]
+    return make_fix(
+        Applicability.SAFE,
+        f"Replace `{ctx.text(node.func)}` with `{call.torch_alias}.as_tensor(..., dtype={call.dtype_expression()})`",
+        Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.as_tensor"),
+        insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
+    )
