@@ -34,7 +34,20 @@ def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str
         ("import torch\ndef f(train_set):\n    return train_set.data.numpy()\n", [(3, "TCV104", "unsafe")]),
         # memoryview and ndarray have `.tolist()`: no evidence of a tensor at all.
         ("import torch\ndef f(buffer):\n    return buffer.data.tolist(), buffer.data.item()\n", []),
-        ("import torch\nw = torch.ones(2, requires_grad=True)\nv = w.data.tolist()\n", [(3, "TCV104", "safe")]),
+        # Only a Python value leaves: nothing that autograd could miss.
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nv = w.data.tolist()\n", []),
+        # Replacing a parameter's storage is what `.data` is for.
+        ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nw.data = w.data.half()\n", []),
+        ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nv = torch.nn.Parameter(torch.ones(2))\nw.data = v.data.clone()\n", []),
+        # Gradients, buffers, integer tensors and values made under no_grad cannot require grad.
+        ("import torch\ndef f(p):\n    return p.grad.data.cpu()\n", []),
+        ("import torch\nlabels = torch.zeros(3, dtype=torch.long, requires_grad=False)\nc = labels.data.clone()\n", []),
+        ("import torch\ndef f(model, x):\n    with torch.no_grad():\n        out = model(x)\n    return out.data.cpu()\n", []),
+        # The name is rebound before the in-place write: the write does not reach `w`.
+        (
+            "import torch\nw = torch.ones(2, requires_grad=True)\ndef f():\n    y = w.data\n    y = torch.zeros(3)\n    y.zero_()\n",
+            [],
+        ),
     ],
 )
 def test_data_instead_of_detach_fix_safety(code, expected):
@@ -51,12 +64,33 @@ def test_an_attribute_the_class_assigns_is_not_tensor_data():
 
             def as_array(self):
                 return self.data.numpy()
+    """
+    assert findings(code) == []
+    wrapped = """\
+        import torch
 
         class Wrapped(torch.Tensor):
             def as_array(self):
                 return self.data.numpy()
     """
-    assert findings(code) == [(12, "TCV104", "unsafe")]
+    assert findings(wrapped) == [(5, "TCV104", "unsafe")]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # A class of the file with its own `data` (a property): `image.data.numpy()` is no evidence of a tensor.
+        "class Image:\n    @property\n    def data(self):\n        return self._tensor\ndef f(image):\n    return image.data.numpy()\n",
+        # ... nor in a file that imports classes from its own package, whose members it cannot see.
+        "from .image import Image\ndef f(image):\n    return image.data.cpu()\n",
+        "from ..data import ScalarImage, Subject\ndef f(subject):\n    subject.t1.data.float().mul_(2)\n",
+    ],
+)
+def test_data_of_a_project_class_is_not_tensor_data(code):
+    assert findings("import torch\n" + code) == []
+    # The same chain on a value known to be a tensor is still reported.
+    known = "import torch\n" + code + "w = torch.ones(2, requires_grad=True)\na = w.data.numpy()\n"
+    assert [code for _, code, _ in findings(known)] == ["TCV104"]
 
 
 @pytest.mark.parametrize(
@@ -225,3 +259,22 @@ def test_legacy_constructor_messages_say_what_the_cast_does(code, expected_code,
     assert says in message
     if expected_code == "TCV211":
         assert "lost" not in message and "round" not in message
+
+
+def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_place_write():
+    code = """\
+        import torch
+        w = torch.ones(2, requires_grad=True)
+        a = w.data.numpy()
+        f = w.data.float()
+        f.mul_(2)
+        def g():
+            y = w.data
+            y.zero_()
+    """
+    result = lint_source(Source(text=textwrap.dedent(code)), Settings())
+    messages = {f.start.line: f.message for f in result if f.code == "TCV104"}
+    assert set(messages) == {3, 4, 7}
+    assert "wrong gradients" not in messages[3] and "`.detach()` does the same" in messages[3]
+    assert "in-place change that follows" in messages[4] and "wrong gradients" in messages[4]
+    assert messages[7] == messages[4]

@@ -1,0 +1,58 @@
+"""Whether a receiver is a torch tensor, when the inference does not know its kind.
+
+A method chain such as ``x.data.cpu()`` or ``x.to(d).detach()`` looks like torch, but a
+project's own classes have ``data``, ``to`` and ``detach`` too (an image class whose
+``data`` is a property, a mixture model with ``to`` and ``detach``). Where such classes are
+in sight the chain is no evidence of a tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.values import Kind
+
+_TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def own_classes_may_have(members: frozenset[str], ctx: Context, attributes: bool = False) -> bool:
+    """The file defines a class with one of ``members`` (not a torch.Tensor subclass), or imports
+    classes from its own package (a relative import of a capitalised name), whose members it cannot see.
+
+    ``attributes``: the members are read as attributes (``x.data``), so a method (a pytest
+    fixture named ``data``) does not count; a property or a stored value does.
+    """
+    for node in ast.walk(ctx.facts.tree):
+        if isinstance(node, ast.ClassDef) and members & _members(node, attributes):
+            bases = [ctx.facts.qualname(base) or "" for base in node.bases]
+            if not any(base in _TENSOR_BASES for base in bases):
+                return True
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            if any(alias.name[:1].isupper() and not alias.name.isupper() for alias in node.names):
+                return True
+    return False
+
+
+def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
+    found: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            is_property = any(ast.unparse(decorator).endswith("property") for decorator in statement.decorator_list)
+            if not attributes or is_property:
+                found.add(statement.name)
+            found.update(
+                node.attr for node in ast.walk(statement)
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            )
+        elif isinstance(statement, ast.Assign):
+            found.update(target.id for target in statement.targets if isinstance(target, ast.Name))
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            found.add(statement.target.id)
+    return found
+
+
+def unknown_receiver_may_be_tensor(node: ast.expr, members: frozenset[str], ctx: Context) -> bool:
+    """A receiver of unknown kind, in a file where no own class could answer ``members``."""
+    return ctx.value(node).kind is Kind.UNKNOWN and not own_classes_may_have(members, ctx)
