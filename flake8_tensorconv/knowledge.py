@@ -51,6 +51,8 @@ NON_TENSOR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "byte
 # Tensor methods with integer / bool results.
 INTEGER_METHODS = {
     **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount".split()},
+    # A sparse tensor's index tensors (COO, CSR, CSC, BSR): int64 by default, never requiring grad.
+    **{name: "int64" for name in "indices _indices crow_indices col_indices ccol_indices row_indices".split()},
     "int": "int32",
     "short": "int16",
     "char": "int8",
