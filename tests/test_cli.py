@@ -94,8 +94,9 @@ def test_json_output_has_ruffs_fields(tensorconv, project):
     assert finding["location"] == {"row": 5, "column": 7}
     assert finding["end_location"] == {"row": 5, "column": 18}
     assert finding["fix"]["applicability"] == "safe"
+    assert finding["fix"]["message"] == "Insert `.detach()`"
     assert finding["fix"]["edits"] == [
-        {"content": "detach().", "location": {"row": 5, "column": 11}, "end_location": {"row": 5, "column": 11}}
+        {"content": ".detach()", "location": {"row": 5, "column": 10}, "end_location": {"row": 5, "column": 10}}
     ]
     assert finding["cell"] is None and finding["noqa_row"] == 5
 

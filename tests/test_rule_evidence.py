@@ -278,3 +278,39 @@ def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_plac
     assert "wrong gradients" not in messages[3] and "`.detach()` does the same" in messages[3]
     assert "in-place change that follows" in messages[4] and "wrong gradients" in messages[4]
     assert messages[7] == messages[4]
+
+
+def _apply_as_a_client(text: str, fixes) -> str:
+    """Apply every edit of every fix at once, as an editor applying several quick fixes would."""
+    source = Source(text=text)
+    edits = sorted(
+        ((source.offset(e.start), source.offset(e.end), e.content) for fix in fixes for e in fix.edits), reverse=True
+    )
+    for start, end, content in edits:
+        text = text[:start] + content + text[end:]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("line", "both", "grad_alone"),
+    [
+        ("arr = out.numpy()", "arr = out.detach().cpu().numpy()", "arr = out.detach().numpy()"),
+        ("arr = out.to(device).numpy()", "arr = out.detach().to(device).cpu().numpy()", "arr = out.detach().to(device).numpy()"),
+        ("arr = (out * 2).numpy()", "arr = (out * 2).detach().cpu().numpy()", "arr = (out * 2).detach().numpy()"),
+    ],
+)
+def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone):
+    text = f"import torch\ndevice = 'cuda'\nout = torch.nn.Linear(3, 2).to(device)(torch.ones(1, 3, device=device))\n{line}\n"
+    result = lint_source(Source(text=text), Settings())
+    by_code = {f.code: f.fix for f in result}
+    grad_fix, device_fix = by_code["TCV101"], by_code["TCV102"]
+    spans = [(e.start, e.end) for fix in (grad_fix, device_fix) for e in fix.edits]
+    assert len(set(spans)) == len(spans)  # no two edits at one point: applying both is well defined
+    assert _apply_as_a_client(text, [grad_fix, device_fix]).splitlines()[3] == both
+    assert _apply_as_a_client(text, [grad_fix]).splitlines()[3] == grad_alone
+    assert "`.detach()`" in grad_fix.message and "cpu" not in grad_fix.message
+    assert device_fix.message == "Insert `.cpu()`"
+    # With TCV102 off, TCV101's fix carries both parts, and its title says so.
+    (alone,) = [f for f in lint_source(Source(text=text), Settings(ignore=("TCV102",))) if f.code == "TCV101"]
+    assert _apply_as_a_client(text, [alone.fix]).splitlines()[3] == both
+    assert "`.detach()`" in alone.fix.message and "`.cpu()`" in alone.fix.message

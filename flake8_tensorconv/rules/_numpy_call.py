@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules.base import Context, insertion
+from flake8_tensorconv.findings import Applicability, Edit, Fix, Position
+from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.values import Device, Grad, Kind, Value
 
 # Calls that move a tensor between devices; `.detach()` goes before them (see TCV103).
@@ -105,26 +105,69 @@ class NumpyCall(NamedTuple):
         """May raise "can't convert cuda:0 device type tensor to numpy" here."""
         return device_risk(self.value, strict)
 
-    def edits(self, ctx: Context, detach: bool, cpu: bool) -> tuple[Edit, ...]:
+    def fix(self, ctx: Context, detach: bool, cpu: bool) -> Fix | None:
+        """The fix that inserts the parts asked for, titled after what it inserts.
+
+        The parts sit at different points (`.detach()` at the dot before `numpy`, or before a
+        trailing device move; `cpu().` at `numpy`'s name), so the fixes of TCV101 (`.detach()`)
+        and TCV102 (`.cpu()`) on one call never overlap and a client applying both gets
+        `x.detach().cpu().numpy()`, not the parts twice.
+        """
+        func = self.node.func
+        assert isinstance(func, ast.Attribute)
+        name_start = ctx.attribute_name_start(func)
         if ctx.settings.fix_style == "force":
-            start = ctx.attribute_name_start(self.node.func)  # type: ignore[arg-type]
             end = ctx.end(self.node)
-            if start.line != end.line:
-                return ()
-            return (Edit(start, end, "numpy(force=True)"),)
-        edits = []
+            if name_start.line != end.line:
+                return None
+            return make_fix(self.applicability(), "Replace `.numpy()` with `.numpy(force=True)`", Edit(name_start, end, "numpy(force=True)"))
+        edits: list[Edit] = []
+        inserted: list[str] = []
         if detach:
-            # Detach before any device move so the copy is not recorded by autograd.
             move = first_device_move(self.receiver)
-            if move is None and cpu:
-                return (insertion(ctx.attribute_name_start(self.node.func), "detach().cpu()."),)  # type: ignore[arg-type]
-            edits.append(insertion(ctx.attribute_name_start(move or self.node.func), "detach()."))  # type: ignore[arg-type]
+            dot = _dot_before(name_start, ctx)
+            if move is not None:
+                edits.append(insertion(ctx.attribute_name_start(move), "detach()."))
+                inserted.append(f"`.detach()` before `.{move.attr}()`")
+            elif dot is not None:
+                edits.append(insertion(dot, ".detach()"))
+                inserted.append("`.detach()`")
+            elif cpu:
+                return make_fix(self.applicability(), "Insert `.detach().cpu()`", insertion(name_start, "detach().cpu()."))
+            else:
+                edits.append(insertion(name_start, "detach()."))
+                inserted.append("`.detach()`")
         if cpu:
-            edits.append(insertion(ctx.attribute_name_start(self.node.func), "cpu()."))  # type: ignore[arg-type]
-        return tuple(edits)
+            edits.append(insertion(name_start, "cpu()."))
+            inserted.append("`.cpu()`")
+        if not edits:
+            return None
+        return make_fix(self.applicability(), "Insert " + " and ".join(inserted), *edits)
 
     def applicability(self) -> Applicability:
         return Applicability.SAFE if self.is_tensor else Applicability.UNSAFE
+
+
+def _dot_before(name_start: Position, ctx: Context) -> Position | None:
+    """Where the ``.`` of ``x.numpy`` is, when it sits right before the name on the same line."""
+    line = ctx.source.line(name_start.line)
+    if name_start.column > 0 and line[name_start.column - 1] == ".":
+        return Position(name_start.line, name_start.column - 1)
+    return None
+
+
+def grad_rule_reports(call: NumpyCall, ctx: Context) -> bool:
+    """TCV101 or its strict twin TCV111 reports this call (and so carries the `.detach()` part)."""
+    if "TCV101" in ctx.enabled_codes and call.grad_risk(ctx):
+        return True
+    return "TCV111" in ctx.enabled_codes and call.grad_risk(ctx, strict=True) and not foreign_receiver(call.receiver, ctx)
+
+
+def device_rule_reports(call: NumpyCall, ctx: Context) -> bool:
+    """TCV102 or its strict twin TCV112 reports this call (and so carries the `.cpu()` part)."""
+    if "TCV102" in ctx.enabled_codes and call.device_risk():
+        return True
+    return "TCV112" in ctx.enabled_codes and call.device_risk(strict=True) and not foreign_receiver(call.receiver, ctx)
 
 
 def _after_data(receiver: ast.expr) -> bool:
