@@ -164,14 +164,20 @@ def test_tensor_from_list_of_arrays_without_a_numpy_name_has_no_fix():
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("def f(t: torch.Tensor):\n    return torch.tensor(t)\n", [(3, "TCV205", "safe")]),
+        # Known as a tensor from its annotation only: reported, but a caller may pass an int (issue 14).
+        ("def f(t: torch.Tensor):\n    return torch.tensor(t)\n", [(3, "TCV205", "unsafe")]),
+        ("def f(t: Optional[torch.Tensor]):\n    return torch.tensor(t)\n", [(3, "TCV205", "unsafe")]),
+        ("def f(t: torch.Tensor):\n    t = t.float()\n    return torch.tensor(t)\n", [(4, "TCV205", "safe")]),
+        ("t = torch.ones(2)\nc = torch.tensor(t)\n", [(3, "TCV205", "safe")]),
         ("def f(values):\n    return torch.tensor(values)\n", []),  # a list as often as a tensor
         ("t = torch.ones(2)\nc = torch.tensor(t, pin_memory=False)\n", [(3, "TCV205", None)]),  # no `.to()` spelling for it
         ("t = torch.ones(2)\nc = torch.tensor(t, **options)\n", [(3, "TCV205", None)]),
     ],
 )
 def test_tensor_copy_construct_needs_a_tensor(code, expected):
-    assert _only("import torch\n" + code, "TCV205") == expected
+    assert _only("import torch\nfrom typing import Optional\n" + code, "TCV205") == [
+        (line + 1, rule, fix) for line, rule, fix in expected
+    ]
 
 
 @pytest.mark.parametrize(
@@ -314,3 +320,36 @@ def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone)
     (alone,) = [f for f in lint_source(Source(text=text), Settings(ignore=("TCV102",))) if f.code == "TCV101"]
     assert _apply_as_a_client(text, [alone.fix]).splitlines()[3] == both
     assert "`.detach()`" in alone.fix.message and "`.cpu()`" in alone.fix.message
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("def f(t: torch.Tensor):\n    return t.numpy()\n", "TCV101"),
+        ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
+        ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
+        ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
+    ],
+)
+def test_an_annotation_alone_never_makes_a_fix_safe(code, rule):
+    """Issue 14: evidence that is only an annotation may justify a finding, never a safe fix."""
+    found = _only("import numpy as np\nimport torch\n" + code, rule)
+    assert [applicability for _, _, applicability in found] == ["unsafe"]
+    known = code.replace("(t: torch.Tensor):\n", "():\n    t = torch.ones(2, requires_grad=True)\n").replace(
+        "(w: torch.Tensor):\n", "():\n    w = torch.ones(2, requires_grad=True)\n"
+    )
+    assert [applicability for _, _, applicability in _only("import numpy as np\nimport torch\n" + known, rule)] == ["safe"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # A mixture model of the file with its own `to` and `detach`: the chain is no evidence of a tensor.
+        "class Mixture:\n    def to(self, device):\n        return self\n    def detach(self):\n        return self\n"
+        "def f(mixture, device):\n    return mixture.to(device).detach()\n",
+    ],
+)
+def test_cpu_before_detach_needs_a_tensor(code):
+    assert _only("import torch\n" + code, "TCV103") == []
+    unknown = "import torch\ndef f(loss):\n    return loss.cpu().detach()\n"
+    assert _only(unknown, "TCV103") == [(3, "TCV103", "unsafe")]

@@ -12,6 +12,7 @@ import ast
 from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix, Position
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.values import Device, Grad, Kind, Value
 
@@ -120,7 +121,7 @@ class NumpyCall(NamedTuple):
             end = ctx.end(self.node)
             if name_start.line != end.line:
                 return None
-            return make_fix(self.applicability(), "Replace `.numpy()` with `.numpy(force=True)`", Edit(name_start, end, "numpy(force=True)"))
+            return make_fix(self.applicability(ctx), "Replace `.numpy()` with `.numpy(force=True)`", Edit(name_start, end, "numpy(force=True)"))
         edits: list[Edit] = []
         inserted: list[str] = []
         if detach:
@@ -133,7 +134,7 @@ class NumpyCall(NamedTuple):
                 edits.append(insertion(dot, ".detach()"))
                 inserted.append("`.detach()`")
             elif cpu:
-                return make_fix(self.applicability(), "Insert `.detach().cpu()`", insertion(name_start, "detach().cpu()."))
+                return make_fix(self.applicability(ctx), "Insert `.detach().cpu()`", insertion(name_start, "detach().cpu()."))
             else:
                 edits.append(insertion(name_start, "detach()."))
                 inserted.append("`.detach()`")
@@ -142,10 +143,11 @@ class NumpyCall(NamedTuple):
             inserted.append("`.cpu()`")
         if not edits:
             return None
-        return make_fix(self.applicability(), "Insert " + " and ".join(inserted), *edits)
+        return make_fix(self.applicability(ctx), "Insert " + " and ".join(inserted), *edits)
 
-    def applicability(self) -> Applicability:
-        return Applicability.SAFE if self.is_tensor else Applicability.UNSAFE
+    def applicability(self, ctx: Context) -> Applicability:
+        # Safe on evidence that the receiver is a torch tensor; an annotation alone is not that.
+        return Applicability.SAFE if self.is_tensor and not only_declared(self.receiver, ctx) else Applicability.UNSAFE
 
 
 def _dot_before(name_start: Position, ctx: Context) -> Position | None:

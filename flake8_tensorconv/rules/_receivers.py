@@ -16,10 +16,13 @@ from flake8_tensorconv.values import Kind
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
-def own_classes_may_have(members: frozenset[str], ctx: Context, attributes: bool = False) -> bool:
+def own_classes_may_have(
+    members: frozenset[str], ctx: Context, attributes: bool = False, imported: bool = True
+) -> bool:
     """The file defines a class with one of ``members`` (not a torch.Tensor subclass), or imports
     classes from its own package (a relative import of a capitalised name), whose members it cannot see.
 
+    ``imported``: whether relative imports of classes count (their members are out of sight).
     ``attributes``: the members are read as attributes (``x.data``), so a method (a pytest
     fixture named ``data``) does not count; a property or a stored value does.
     """
@@ -28,7 +31,7 @@ def own_classes_may_have(members: frozenset[str], ctx: Context, attributes: bool
             bases = [ctx.facts.qualname(base) or "" for base in node.bases]
             if not any(base in _TENSOR_BASES for base in bases):
                 return True
-        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+        elif imported and isinstance(node, ast.ImportFrom) and node.level > 0:
             if any(alias.name[:1].isupper() and not alias.name.isupper() for alias in node.names):
                 return True
     return False
@@ -56,3 +59,25 @@ def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
 def unknown_receiver_may_be_tensor(node: ast.expr, members: frozenset[str], ctx: Context) -> bool:
     """A receiver of unknown kind, in a file where no own class could answer ``members``."""
     return ctx.value(node).kind is Kind.UNKNOWN and not own_classes_may_have(members, ctx)
+
+
+def only_declared(node: ast.expr, ctx: Context) -> bool:
+    """``node`` is a parameter of the enclosing function, not rebound before it is used here.
+
+    What the inference knows about it comes from an annotation (or a name) alone: enough to
+    report, never enough for a safe fix. A caller may pass what the annotation does not say
+    (an int from JSON for an ``Optional[Tensor]``), on which ``.detach()`` raises.
+    """
+    function = ctx.state.function
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}
+    if node.id not in names:
+        return False
+    here = (node.lineno, node.col_offset)
+    return not any(
+        isinstance(other, ast.Name) and other.id == node.id and isinstance(other.ctx, ast.Store)
+        and (other.lineno, other.col_offset) < here
+        for other in ast.walk(function)
+    )

@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._receivers import own_classes_may_have
+from flake8_tensorconv.rules._receivers import only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Grad, Kind
 
@@ -97,7 +97,7 @@ class DataInsteadOfDetach(Rule):
             return
         if not self._is_tensor_data(data, ctx, chained=True):
             return
-        known_tensor = ctx.value(data.value).kind is Kind.TENSOR
+        known_tensor = ctx.value(data.value).kind is Kind.TENSOR and not only_declared(data.value, ctx)
         changed = func.attr in _MAY_ALIAS and self._changed_in_place(node, ctx)
         # Safe only for a known tensor whose converted value is not then changed in place:
         # after such a change `.detach()` makes backward raise where `.data` gave wrong gradients.

@@ -4,6 +4,7 @@ import ast
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._conversion import receiver_text, single_data_argument
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
@@ -81,7 +82,9 @@ class TensorCopyConstruct(Rule):
         requires_grad = keywords.get("requires_grad")
         if requires_grad is not None and not (isinstance(requires_grad, ast.Constant) and requires_grad.value is False):
             text += f".requires_grad_({ctx.text(requires_grad)})"
-        return make_fix(Applicability.SAFE, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
+        # A parameter known as a tensor only from its annotation may be an int at run time.
+        applicability = Applicability.UNSAFE if only_declared(source, ctx) else Applicability.SAFE
+        return make_fix(applicability, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
 
 
 def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bool:
