@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.values import INTEGER_DTYPES, Kind
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
 LEGACY_CONSTRUCTORS: dict[str, str | None] = {
@@ -70,7 +70,7 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         return True
     # Held in a variable: `count = np.array(3)` / `n = np.int64(3)`.
     if value.dtype in _SIZE_DTYPES and (
-        (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and "numpy-scalar" in value.facts)
+        (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and Fact.NUMPY_SCALAR in value.facts)
     ):
         return True
     if isinstance(node, ast.Call) and node.args and len(node.args) == 1:

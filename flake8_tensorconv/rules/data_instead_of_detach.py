@@ -101,7 +101,7 @@ class DataInsteadOfDetach(Rule):
         target = node.targets[0]
         if not isinstance(target, ast.Name) or not self._is_tensor_data(data, ctx, chained=False):
             return
-        if _written_in_place_later(target.id, node, ctx):
+        if ctx.scope.written_in_place_after(target.id, node):
             ctx.report(self, data, fix=self._fix(data, ctx, Applicability.UNSAFE))
 
     def _is_tensor_data(self, data: ast.Attribute, ctx: Context, chained: bool) -> bool:
@@ -133,31 +133,11 @@ class DataInsteadOfDetach(Rule):
         if id(call) in self._in_place_receivers:
             return True
         assignment = self._assignments.get(id(call))
-        return assignment is not None and _written_in_place_later(assignment.targets[0].id, assignment, ctx)  # type: ignore[attr-defined]
+        return assignment is not None and ctx.scope.written_in_place_after(assignment.targets[0].id, assignment)  # type: ignore[attr-defined]
 
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
-
-
-def _written_in_place_later(name: str, assignment: ast.Assign, ctx: Context) -> bool:
-    scope = ctx.state.function
-    if scope is None:
-        return False
-    after = (assignment.end_lineno or 0, assignment.end_col_offset or 0)
-    for node in ast.walk(scope):
-        if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= after:
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            if isinstance(node.func.value, ast.Name) and node.func.value.id == name and _is_in_place(method):
-                return True
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            return True
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            if isinstance(node.value, ast.Name) and node.value.id == name:
-                return True
-    return False
 
 
 def _is_in_place(method: str) -> bool:
