@@ -90,8 +90,8 @@ class Value(NamedTuple):
     facts: frozenset[Fact] = frozenset()
     # The variable whose memory this value may share (for aliasing rules).
     shares_with: str | None = None
-    # A module's class, qualified (``torch.nn.Linear``) or a class of the file (``Net``).
-    module_class: str | None = None
+    # The class of an instance: a module's (``torch.nn.Linear``, qualified) or a class of the file (``Net``).
+    instance_of: str | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -199,7 +199,7 @@ def join(a: Value, b: Value) -> Value:
         fields=fields,
         facts=a.facts & b.facts,
         shares_with=a.shares_with if a.shares_with == b.shares_with else None,
-        module_class=a.module_class if a.module_class == b.module_class else None,
+        instance_of=a.instance_of if a.instance_of == b.instance_of else None,
     )
 
 

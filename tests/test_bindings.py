@@ -76,7 +76,7 @@ def test_mentions_say_how_a_name_may_change() -> None:
     assert not scope.in_loop(_line(function, 16))
 
 
-def test_facts_are_typed_and_a_module_class_is_a_field() -> None:
+def test_facts_are_typed_and_an_instance_class_is_a_field() -> None:
     tree = ast.parse(
         textwrap.dedent(
             """
@@ -91,8 +91,8 @@ def test_facts_are_typed_and_a_module_class_is_a_field() -> None:
     interpreter.walk_module()
     env = interpreter.state.env
     assert env["layer"].kind is Kind.MODULE
-    assert env["layer"].module_class == "torch.nn.Linear"
+    assert env["layer"].instance_of == "torch.nn.Linear"
     assert env["layer"].facts == {Fact.PARAMETRIZED}
-    assert env["act"].facts == frozenset() and env["act"].module_class == "torch.nn.ReLU"
+    assert env["act"].facts == frozenset() and env["act"].instance_of == "torch.nn.ReLU"
     assert env["sparse"].facts == {Fact.SPARSE}
     assert all(isinstance(fact, Fact) for value in env.values() for fact in value.facts)

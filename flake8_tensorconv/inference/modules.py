@@ -34,12 +34,12 @@ class ModulesMixin:
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
         dtype = None if free else (keywords["dtype"].dtype if "dtype" in keywords else "float32")
-        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype=dtype, facts=facts, module_class=qualname)
+        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype=dtype, facts=facts, instance_of=qualname)
 
     def _file_module_instance(self, class_name: str) -> Value:
         """An instance of an nn.Module subclass of this file."""
         # Its layers are built in the default dtype unless the class says otherwise (rules look at the class).
-        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=frozenset({Fact.PARAMETRIZED}), module_class=class_name)
+        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=frozenset({Fact.PARAMETRIZED}), instance_of=class_name)
 
     def _module_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if name in K.MODULE_RETURNING_ITSELF:

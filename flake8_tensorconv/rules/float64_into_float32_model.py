@@ -117,9 +117,9 @@ class Float64IntoFloat32Model(Rule):
         return []
 
     def _float32_module(self, module: Value, func: ast.expr, ctx: Context) -> bool:
-        if module.kind is not Kind.MODULE or Fact.PARAMETRIZED not in module.facts or module.module_class in _INDEX_INPUT_MODULES:
+        if module.kind is not Kind.MODULE or Fact.PARAMETRIZED not in module.facts or module.instance_of in _INDEX_INPUT_MODULES:
             return False
-        classes = [module.module_class] if module.module_class is not None else []
+        classes = [module.instance_of] if module.instance_of is not None else []
         if Fact.SELF in module.facts or _is_self_attribute(func):
             classes.append(ctx.state.class_name or "")
         return module.dtype == "float32" and not any(self._handles_dtypes(name, ctx) for name in classes)
