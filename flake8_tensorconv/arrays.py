@@ -1,6 +1,6 @@
 """What NumPy calls produce: dtype, and the array facts the TCV2xx rules rely on.
 
-Facts (strings in ``Value.facts``) hold on every path:
+Facts (``values.Fact`` members in ``Value.facts``) hold on every path:
 
 - ``negative-stride``: a view with a negative step (``a[::-1]``, ``np.flip``...)
 - ``readonly``: not writable (``np.frombuffer(bytes)``, ``np.broadcast_to``, read-only memmaps...)
@@ -15,14 +15,14 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.values import Kind, Value, ndarray
+from flake8_tensorconv.values import Fact, Kind, Value, ndarray
 
-NEGATIVE_STRIDE = "negative-stride"
-READONLY = "readonly"
-NON_NATIVE = "non-native-byte-order"
-MASKED = "masked"
-ZERO_D = "zero-d"
-MAYBE_SCALAR = "maybe-scalar"
+NEGATIVE_STRIDE = Fact.NEGATIVE_STRIDE
+READONLY = Fact.READONLY
+NON_NATIVE = Fact.NON_NATIVE
+MASKED = Fact.MASKED
+ZERO_D = Fact.ZERO_D
+MAYBE_SCALAR = Fact.MAYBE_SCALAR
 
 UNSUPPORTED_DTYPES = frozenset(
     {"object", "str_", "bytes_", "datetime64", "timedelta64", "longdouble", "clongdouble", "void", "structured"}
@@ -139,7 +139,7 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
-        return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({"numpy-scalar"}))
+        return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))
     return ndarray(dtype, facts=facts)
 
 

@@ -7,6 +7,9 @@ Qualified names are spelled as after import resolution (``torch.nn.Linear``,
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
+
+from flake8_tensorconv.values import Device, Fact, Grad
 
 # torch factory functions: the result is a fresh tensor (no grad unless asked for).
 TORCH_FACTORIES = frozenset(
@@ -72,6 +75,45 @@ FLOAT_METHODS = {
     "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
 }
 
+
+class TensorMethod(NamedTuple):
+    """What a tensor method gives: the receiver with these changes (None keeps the receiver's)."""
+
+    grad: Grad | None = None
+    device: Device | None = None
+    dtype: str | None = None
+    facts: frozenset[Fact] = frozenset()  # the result's facts (the receiver's are dropped)
+    keeps_view_facts: bool = False  # the receiver's sparse / conj / neg facts still hold
+
+
+# Tensor layouts and lazy views that .numpy() refuses (TCV107).
+TENSOR_VIEW_FACTS = frozenset({Fact.SPARSE, Fact.CONJ, Fact.NEG})
+
+TENSOR_METHODS: dict[str, TensorMethod] = {
+    "detach": TensorMethod(grad=Grad.NO, keeps_view_facts=True),
+    "detach_": TensorMethod(grad=Grad.NO, keeps_view_facts=True),
+    **dict.fromkeys(("to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr"), TensorMethod(facts=frozenset({Fact.SPARSE}))),
+    **dict.fromkeys(("conj", "adjoint"), TensorMethod(facts=frozenset({Fact.CONJ}))),
+    "cpu": TensorMethod(device=Device.CPU),
+    "cuda": TensorMethod(device=Device.ACCELERATOR),
+    **{name: TensorMethod(grad=Grad.NO, dtype=dtype) for name, dtype in INTEGER_METHODS.items()},
+    **{name: TensorMethod(dtype=dtype) for name, dtype in FLOAT_METHODS.items()},
+    # Fresh tensors with the receiver's dtype and device.
+    **dict.fromkeys(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
+}
+# Tensor methods whose result requires grad if the receiver or any operand does.
+GRAD_FROM_OPERANDS_METHODS = frozenset(
+    "masked_fill where add sub mul div matmul mm bmm cat index_add scatter lerp".split()
+)
+# Tensor methods that split a tensor into a sequence of tensors like it.
+SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
+# Tensor methods whose result is a Python number.
+NUMBER_METHODS = frozenset("item dim numel nelement ndimension element_size get_device".split())
+# torch functions whose result is a dtype.
+TORCH_DTYPE_RESULTS = frozenset({"torch.promote_types", "torch.result_type", "torch.get_default_dtype"})
+# torch functions that return a lazy conjugate view.
+TORCH_CONJ_VIEWS = frozenset({"torch.conj", "torch.adjoint"})
+
 # Tensor methods returning (values, indices).
 VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
 # ... and these only when a dim is given (``t.max()`` is a plain tensor).
@@ -111,6 +153,15 @@ PARAMETER_FREE_MODULES = frozenset(
         "SmoothL1Loss HuberLoss KLDivLoss CTCLoss MarginRankingLoss CosineEmbeddingLoss"
     ).split()
 )
+
+# nn.Module methods that cast the parameters in place (and return the module).
+MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
+# nn.Module methods that return the module itself (moved, cast, switched to train or eval...).
+MODULE_RETURNING_ITSELF = MODULE_DTYPE_METHODS | frozenset(
+    {"cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"}
+)
+
+COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 
 # Context managers and decorators that switch grad mode: qualified name -> grad enabled.
 GRAD_MODE_SWITCHES = {

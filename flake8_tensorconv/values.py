@@ -40,6 +40,36 @@ class Device(enum.Enum):
     UNKNOWN = "unknown"
 
 
+class Fact(enum.StrEnum):
+    """What holds of a value on every path (``Value.facts``).
+
+    A StrEnum, so that a set of facts is spelled with members, and each member prints as it reads.
+    """
+
+    # modules
+    PARAMETRIZED = "parametrized"  # an nn.Module that holds parameters
+    SELF = "self"  # the module a method runs on
+    # tensors
+    PARAMETER = "parameter"  # an nn.Parameter: requires grad even when made under no_grad
+    FROM_NUMPY = "from-numpy"  # made by torch.from_numpy: shares an array's memory
+    SPARSE = "sparse"  # a sparse layout, which .numpy() refuses
+    CONJ = "conj"  # a lazy conjugate view, which .numpy() refuses
+    NEG = "neg"  # a lazy negative view, which .numpy() refuses
+    # NumPy arrays and scalars (see arrays.py)
+    NEGATIVE_STRIDE = "negative-stride"
+    READONLY = "readonly"
+    NON_NATIVE = "non-native-byte-order"
+    MASKED = "masked"
+    ZERO_D = "zero-d"
+    MAYBE_SCALAR = "maybe-scalar"
+    NUMPY_SCALAR = "numpy-scalar"  # a NumPy scalar (np.float32(1.0)), not a Python number
+    # other values
+    FOREIGN = "foreign"  # a value of another array or data library (TensorFlow, JAX, PIL, pandas...)
+    DISTRIBUTION = "distribution"  # a torch.distributions object
+    # refinement only: a guard says the value is not a torch tensor
+    NOT_TENSOR = "not-tensor"
+
+
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
 )
@@ -56,10 +86,12 @@ class Value(NamedTuple):
     element: Value | None = None
     # Named fields of a result (``topk(...).indices``).
     fields: tuple[tuple[str, Value], ...] = ()
-    # Facts that hold on every path: e.g. "parametrized" for modules, "negative-stride".
-    facts: frozenset[str] = frozenset()
+    # Facts that hold on every path: e.g. Fact.PARAMETRIZED for modules, Fact.NEGATIVE_STRIDE.
+    facts: frozenset[Fact] = frozenset()
     # The variable whose memory this value may share (for aliasing rules).
     shares_with: str | None = None
+    # The class of an instance: a module's (``torch.nn.Linear``, qualified) or a class of the file (``Net``).
+    instance_of: str | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -97,11 +129,6 @@ def tensor(
 
 def ndarray(dtype: str | None = None, **extra: object) -> Value:
     return Value(kind=Kind.NDARRAY, grad=Grad.NO, device=Device.CPU, dtype=dtype, **extra)  # type: ignore[arg-type]
-
-
-def module_class_fact(class_name: str) -> str:
-    """The fact that tags an nn.Module instance with its class (``torch.nn.Linear``, or a class of the file)."""
-    return f"class:{class_name}"
 
 
 def join_grad(a: Grad, b: Grad) -> Grad:
@@ -172,6 +199,7 @@ def join(a: Value, b: Value) -> Value:
         fields=fields,
         facts=a.facts & b.facts,
         shares_with=a.shares_with if a.shares_with == b.shares_with else None,
+        instance_of=a.instance_of if a.instance_of == b.instance_of else None,
     )
 
 

@@ -9,7 +9,7 @@ from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.knowledge import dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
-from flake8_tensorconv.values import INTEGER_DTYPES, Kind
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
 LEGACY_CONSTRUCTORS: dict[str, str | None] = {
@@ -72,7 +72,7 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         return True
     # Held in a variable: `count = np.array(3)` / `n = np.int64(3)`.
     if value.dtype in _SIZE_DTYPES and (
-        (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and "numpy-scalar" in value.facts)
+        (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and Fact.NUMPY_SCALAR in value.facts)
     ):
         return True
     if isinstance(node, ast.Call) and node.args and len(node.args) == 1:

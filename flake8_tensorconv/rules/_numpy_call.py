@@ -208,7 +208,7 @@ def foreign_receiver(receiver: ast.expr, ctx: Context) -> bool:
     if isinstance(receiver, ast.Name):
         if receiver.id == "self" and ctx.state.class_name in own:
             return True
-        definitions = _definitions(receiver.id, ctx.state.function or ctx.facts.tree)
+        definitions = ctx.scope.definitions(receiver.id)
         return bool(definitions) and all(d is not None and _foreign_construction(d, own, ctx) for d in definitions)
     return _foreign_construction(receiver, own, ctx)
 
@@ -225,36 +225,9 @@ def _foreign_construction(node: ast.expr, own: set[str], ctx: Context) -> bool:
 def _own_numpy_classes(ctx: Context) -> set[str]:
     """Classes of this file with a `numpy` member that do not derive from torch.Tensor."""
     classes = set()
-    for node in ast.walk(ctx.facts.tree):
-        if isinstance(node, ast.ClassDef) and "numpy" in ctx.facts.class_members.get(node.name, ()):
+    for node in ctx.facts.classes:
+        if "numpy" in ctx.facts.class_members.get(node.name, ()):
             bases = [ctx.facts.qualname(base) or "" for base in node.bases]
             if not any(base.startswith("torch.") for base in bases):
                 classes.add(node.name)
     return classes
-
-
-def _definitions(name: str, scope: ast.AST) -> list[ast.expr | None]:
-    """What ``name = ...`` binds in ``scope`` (nested functions and classes aside); None for any other binding."""
-    definitions: list[ast.expr | None] = []
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        arguments = scope.args
-        if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}:
-            definitions.append(None)
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            if getattr(node, "name", None) == name:
-                definitions.append(None)
-            continue
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            definitions.append(node.value)
-            stack.extend(t for t in node.targets if not isinstance(t, ast.Name))
-            stack.append(node.value)
-            continue
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            definitions.append(None)  # a loop target, `with ... as`, unpacking, `del`...
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.partition(".")[0]) == name for a in node.names):
-            definitions.append(None)
-        stack.extend(ast.iter_child_nodes(node))
-    return definitions

@@ -192,35 +192,14 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
 
 
 def _written_in_place_later(name: str, assignment: ast.Assign, ctx: Context) -> bool:
-    scope = ctx.state.function
-    if scope is None:
-        return False
+    """An in-place write to ``name`` after ``assignment`` and before the name is bound again.
+
+    `y = w.data; y = torch.zeros(3); y.zero_()`: the write after the rebinding is not to `w`.
+    """
+    scope = ctx.scope
     after = (assignment.end_lineno or 0, assignment.end_col_offset or 0)
-    # `y = w.data; y = torch.zeros(3); y.zero_()`: a write after the name is rebound is not to `w`.
-    written = {id(node.target) for node in ast.walk(scope) if isinstance(node, ast.AugAssign)}
-    rebound = min(
-        (
-            (node.lineno, node.col_offset)
-            for node in ast.walk(scope)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name
-            and id(node) not in written and (node.lineno, node.col_offset) > after
-        ),
-        default=(float("inf"), 0),
-    )
-    for node in ast.walk(scope):
-        position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        if position <= after or position >= rebound:
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            method = node.func.attr
-            if isinstance(node.func.value, ast.Name) and node.func.value.id == name and _is_in_place(method):
-                return True
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            return True
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            if isinstance(node.value, ast.Name) and node.value.id == name:
-                return True
-    return False
+    rebound = min((binding.position for binding in scope.bindings.get(name, ()) if binding.position > after), default=None)
+    return any(after < write and (rebound is None or write < rebound) for write in scope.uses.in_place.get(name, ()))
 
 
 def _is_in_place(method: str) -> bool:

@@ -236,10 +236,7 @@ def _item_name(sequence: ast.expr, ctx: Context) -> str:
         singular = name[:-3] + "y"
     elif len(name) > 2 and name.endswith("s") and not name.endswith("ss"):
         singular = name[:-1]
-    scope = ctx.state.function or ctx.facts.tree
-    used = {node.id for node in ast.walk(scope) if isinstance(node, ast.Name)} | {
-        node.arg for node in ast.walk(scope) if isinstance(node, ast.arg)
-    }
+    used = ctx.scope.names
     for candidate in (singular, "t", "tensor", "item"):
         if candidate.isidentifier() and not keyword.iskeyword(candidate) and candidate not in used:
             return candidate

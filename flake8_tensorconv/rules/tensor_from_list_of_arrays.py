@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv.findings import Applicability, Fix
@@ -10,6 +10,9 @@ from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, leg
 from flake8_tensorconv.rules._legacy_constructor import TRIGGERS as LEGACY_TRIGGERS
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Kind, Value
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.bindings import Mention
 
 # NumPy functions that return an array whatever they are given (`map(np.load, paths)`).
 _ARRAY_FUNCTIONS = frozenset(
@@ -185,59 +188,27 @@ def _changed_out_of_sight(name: str, call: ast.Call, ctx: Context) -> bool:
     add an item (``insert``, item assignment, ``+=``, a function that gets the list,
     an append inside a nested function) is out of sight.
     """
-    scope = ctx.state.function
-    if scope is None:
-        return True
+    scope = ctx.scope
     # Outside a loop, what happens after the conversion cannot change what it converted.
-    in_loop = any(
-        isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(child is call for child in ast.walk(node))
-        for node, _ in _walk_scope(scope)
-    )
+    in_loop = scope.in_loop(call)
+    at = (call.lineno, call.col_offset)
     return any(
-        _hides_a_change(node, name, call, nested, ctx)
-        for node, nested in _walk_scope(scope)
-        if in_loop or _position(node) < _position(call)
+        _hides_a_change(mention, call, ctx)
+        for mention in scope.mentions(name)
+        if in_loop or (mention.node.lineno, mention.node.col_offset) < at  # type: ignore[attr-defined]
     )
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-
-
-def _walk_scope(scope: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node under ``scope``, and whether it sits in a nested function or class."""
-    stack = [(child, False) for child in ast.iter_child_nodes(scope)]
-    while stack:
-        node, nested = stack.pop()
-        yield node, nested
-        inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-
-
-def _hides_a_change(node: ast.AST, name: str, call: ast.Call, nested: bool, ctx: Context) -> bool:
-    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_name(node.value, name):
-        return True
-    if isinstance(node, ast.AugAssign) and _is_name(node.target, name):
-        return True
-    if not isinstance(node, ast.Call) or node is call:
+def _hides_a_change(mention: Mention, call: ast.Call, ctx: Context) -> bool:
+    node = mention.node
+    if not isinstance(node, ast.Call):
+        return True  # `name[i] = v`, `name += v`
+    if node is call:
         return False
+    if mention.method is not None:
+        return mention.nested or mention.method not in _ADDS_NOTHING_UNSEEN
     func = node.func
-    qualname = ctx.facts.qualname(func)
-    if isinstance(func, ast.Attribute) and _is_name(func.value, name):
-        return nested or func.attr not in _ADDS_NOTHING_UNSEEN
     if isinstance(func, ast.Name) and func.id in _READ_ONLY_CALLS:
         return False
-    if (qualname or "").startswith(("numpy.", "torch.")):
-        return False  # NumPy and torch functions read lists, they never append to them
-    return any(_is_name(argument, name) for argument in _arguments(node))
-
-
-def _arguments(call: ast.Call) -> Iterator[ast.expr]:
-    for argument in call.args:
-        yield argument.value if isinstance(argument, ast.Starred) else argument
-    for keyword in call.keywords:
-        yield keyword.value
-
-
-def _is_name(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
+    # NumPy and torch functions read lists, they never append to them
+    return not (ctx.facts.qualname(func) or "").startswith(("numpy.", "torch."))

@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, ScopeIndex, in_place_writes, is_basic_index
+from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, is_basic_index
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Device, Kind
 
 if TYPE_CHECKING:
-    from flake8_tensorconv.config import Settings
+    pass
 
 # Tensor methods whose result shares memory with the receiver (on the CPU, for `cpu`).
 _TENSOR_VIEWS = frozenset(
@@ -85,10 +85,6 @@ class WriteThroughSharedArray(Rule):
     triggers = (".numpy(", *(f"{name}(" for name in sorted(_AS_ARRAY)))
     fix_safety = "unsafe"
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._scope = ScopeIndex()
-
     def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
         self._check(node, ctx)
 
@@ -113,7 +109,7 @@ class WriteThroughSharedArray(Rule):
         conversions = self._conversions(write, tensor_name, ctx)
         if not conversions:
             return
-        scope = self._scope(ctx)
+        scope = ctx.scope
         first = min(conversions, key=lambda conversion: (conversion.call.lineno, conversion.call.col_offset))
         if scope.rebound_between(tensor_name, first.call, write.statement):
             return  # the name now holds another tensor
@@ -144,7 +140,7 @@ class WriteThroughSharedArray(Rule):
         just before that one that are conversions too (``if``/``else``) are fixed
         along with it.
         """
-        scope = self._scope(ctx)
+        scope = ctx.scope
         name = write.name.id
         bindings = scope.before(name, write.statement)
         hops = 0
