@@ -54,6 +54,12 @@ _MA_PLAIN_RESULTS = frozenset(
 _VIEWS = frozenset({"asarray", "ravel", "squeeze", "transpose", "reshape", "swapaxes", "moveaxis", "atleast_1d", "expand_dims"})
 
 
+# NumPy functions whose result is int64 (the default integer) when no dtype is given.
+_INT64_PRODUCERS = frozenset(
+    "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
+)
+
+
 def dtype_facts(dtype_node: ast.expr | None, dtype_value: Value | None) -> tuple[str | None, frozenset[str]]:
     """The canonical dtype named by a ``dtype=`` argument, and the facts it implies."""
     if dtype_node is None:
@@ -131,6 +137,8 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         return ndarray(literal_dtype(node.args[1]))  # np.full(3, 7) is int64, np.full(3, "x") str_
     if dtype is None and name in _FLOAT64_PRODUCERS:
         dtype = "float64"
+    if dtype is None and name in _INT64_PRODUCERS:
+        dtype = "int64"
     if dtype is None and name in ("arange",):
         dtype = "float64" if any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in node.args) else "int64"
     if dtype is None and name in ("zeros_like", "ones_like", "empty_like", "full_like") and first is not None:

@@ -186,6 +186,8 @@ INITIALISERS = frozenset(
     "set_ resize_ orthogonal_".split()
 )
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Calls after the allocation whose result is still to be initialised (a device move, a cast).
+_KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous"})
 
 
 class Initialisation:
@@ -219,6 +221,11 @@ class Initialisation:
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is allocation:
             if ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES:
                 allocation, parent = parent, self.parents.get(id(parent))
+        while isinstance(parent, ast.Attribute) and parent.attr in _KEEPS_THE_ALLOCATION:
+            call = self.parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                break
+            allocation, parent = call, self.parents.get(id(call))  # `torch.LongTensor(n, m).to(device)`
         if isinstance(parent, ast.Attribute) and parent.attr in INITIALISERS:
             return True  # `torch.FloatTensor(n).uniform_(-1, 1)`
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
@@ -228,7 +235,7 @@ class Initialisation:
             scope = self.scopes.get(id(parent))
             after = (parent.end_lineno or 0, parent.end_col_offset or 0)
             return scope is not None and any(
-                (call.lineno, call.col_offset) > after and _initialises(call, target, ctx) for call in _calls(scope)
+                (node.lineno, node.col_offset) > after and _initialises(node, target, ctx) for node in _writes(scope)
             )
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             cls = self.classes.get(id(parent))
@@ -236,6 +243,14 @@ class Initialisation:
                 any(_initialises(call, target, ctx) for call in _calls(cls)) or _initialises_all_parameters(cls, ctx)
             )
         return False
+
+
+def _writes(scope: ast.AST) -> list[ast.Call | ast.Subscript]:
+    """Calls, and item assignments (``ids[i] = v``: filled element by element)."""
+    return [
+        node for node in ast.walk(scope)
+        if isinstance(node, ast.Call) or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store))
+    ]
 
 
 def _calls(scope: ast.AST) -> list[ast.Call]:
@@ -254,11 +269,13 @@ def _initialises_all_parameters(cls: ast.ClassDef, ctx: Context) -> bool:
     return False
 
 
-def _initialises(call: ast.Call, target: ast.Name | ast.Attribute, ctx: Context) -> bool:
-    """``target.uniform_()``, ``target.data.normal_()``, ``nn.init.xavier_uniform_(target)``..."""
+def _initialises(call: ast.Call | ast.Subscript, target: ast.Name | ast.Attribute, ctx: Context) -> bool:
+    """``target.uniform_()``, ``target.data.normal_()``, ``nn.init.xavier_uniform_(target)``, ``target[i] = v``..."""
+    if isinstance(call, ast.Subscript):
+        return _names_target(call.value, target)
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in INITIALISERS:
-        return _names_target(func.value, target)
+    if isinstance(func, ast.Attribute) and func.attr in INITIALISERS and _names_target(func.value, target):
+        return True
     qualname = ctx.facts.qualname(func) or ""
     return qualname.startswith("torch.nn.init.") and bool(call.args) and _names_target(call.args[0], target)
 
@@ -266,7 +283,12 @@ def _initialises(call: ast.Call, target: ast.Name | ast.Attribute, ctx: Context)
 def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:
     if isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
-    return ast.dump(node, include_attributes=False).replace("Load()", "") == ast.dump(target).replace("Store()", "")
+    return _shape(node) == _shape(target)
+
+
+def _shape(node: ast.expr) -> str:
+    """The expression's structure without its load/store contexts (``self.w`` read and assigned alike)."""
+    return ast.dump(node).replace("Load()", "").replace("Store()", "")
 
 
 # How a legacy constructor treats its data, from what the source's dtype and the target's say.
@@ -289,18 +311,31 @@ class Cast(NamedTuple):
 
 def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -> Cast:
     argument = call.node.args[0]
-    target = LEGACY_CONSTRUCTORS[call.qualname] or "float32"
+    declared = LEGACY_CONSTRUCTORS[call.qualname]
+    target = declared or "float32"
     back = _cast_back_to_integers(call.node, parents, ctx)
-    if isinstance(argument, (ast.List, ast.Tuple)) and _literal_numbers(argument) is not None:
-        verdict = KEEPS if converts_exactly(argument, LEGACY_CONSTRUCTORS[call.qualname]) else LOSSY
-        return Cast(verdict, None, target, back)
-    if converts_exactly(argument, LEGACY_CONSTRUCTORS[call.qualname]):
+    literals = _literal_numbers(argument) if isinstance(argument, (ast.List, ast.Tuple)) else None
+    if literals is not None:
+        if not converts_exactly(argument, declared):
+            return Cast(LOSSY, None, target, back)
+        # `torch.Tensor([1, 0, 2])`: integer literals become floats under an implicit dtype.
+        integers = bool(literals) and all(isinstance(value, int) for value in literals)
+        changes = declared is None and integers and not _has_bool_literal(argument) and not back  # `.long()` undoes it
+        return Cast(CHANGES if changes else KEEPS, "int64" if integers else None, target, back)
+    if converts_exactly(argument, declared):
         return Cast(KEEPS, "int64", target, back)  # `torch.LongTensor([len(data)])`
     source = _source_dtype(argument, ctx)
     if source is None:
-        verdict = CHANGES if back and target in _FLOAT_BITS else UNKNOWN_SOURCE
-        return Cast(verdict, None, target, back)
-    return Cast(_verdict(source, target), source, target, back)
+        return Cast(UNKNOWN_SOURCE, None, target, back)
+    verdict = _verdict(source, target)
+    if verdict == CHANGES and declared is not None:
+        # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
+        verdict = KEEPS
+    return Cast(verdict, source, target, back)
+
+
+def _has_bool_literal(node: ast.expr) -> bool:
+    return any(isinstance(child, ast.Constant) and isinstance(child.value, bool) for child in ast.walk(node))
 
 
 def _verdict(source: str, target: str) -> str:

@@ -12,9 +12,21 @@ from flake8_tensorconv.rules._legacy_constructor import (
     legacy_call,
 )
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+from flake8_tensorconv.values import Kind
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
+
+
+def _sizes(arguments: list[ast.expr], ctx: Context) -> bool:
+    """Integers, or (two or more of them) values that can only be sizes: data is one argument."""
+    if all(is_size_argument(argument, ctx) for argument in arguments):
+        return True
+    return len(arguments) >= 2 and all(
+        is_size_argument(argument, ctx)
+        or (isinstance(argument, (ast.Name, ast.Attribute, ast.BinOp)) and ctx.value(argument).kind in (Kind.UNKNOWN, Kind.NUMBER))
+        for argument in arguments
+    )
 
 
 class LegacyConstructorSize(Rule):
@@ -28,7 +40,9 @@ class LegacyConstructorSize(Rule):
     `self` attribute (also wrapped in `nn.Parameter`) that gets an initialiser
     later in its function, or in any method of its class (`nn.init.xavier_uniform_
     (self.weight)`, `self.weight.data.normal_()`, a loop over `self.parameters()`
-    in `reset_parameters`). That is an old spelling of `torch.empty`, not a bug.
+    in `reset_parameters`), or a name whose items are assigned one by one later in
+    its function (`ids[i] = ...`). That is an old spelling of `torch.empty`, not a
+    bug. Nor is `torch.Tensor(0)`, which has no element to read.
 
     ## Why is this bad?
     An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised
@@ -67,8 +81,10 @@ class LegacyConstructorSize(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
-        if call is None or not all(is_size_argument(argument, ctx) for argument in node.args):
+        if call is None or not _sizes(node.args, ctx):
             return
+        if any(isinstance(argument, ast.Constant) and argument.value == 0 for argument in node.args):
+            return  # `torch.Tensor(0)`: no element, nothing uninitialised to read
         if self._initialisation is None:
             self._initialisation = Initialisation(ctx.facts.tree)
         if self._initialisation.initialised(node, ctx):
