@@ -277,7 +277,11 @@ def _initialises(call: ast.Call | ast.Subscript, target: ast.Name | ast.Attribut
     if isinstance(func, ast.Attribute) and func.attr in INITIALISERS and _names_target(func.value, target):
         return True
     qualname = ctx.facts.qualname(func) or ""
-    return qualname.startswith("torch.nn.init.") and bool(call.args) and _names_target(call.args[0], target)
+    if qualname.startswith("torch.nn.init.") and call.args and _names_target(call.args[0], target):
+        return True
+    # `self.weight_init_func(self.proxies)`, `init_weights(w)`: a function named for initialising, given it.
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return "init" in name.lower() and any(_names_target(argument, target) for argument in call.args)
 
 
 def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 # Calls after `.data` that only read it: replacing `.data` by `.detach()` there changes nothing.
 # (`.item()` and `.tolist()` are not among them: only a Python value leaves, nothing to hide.)
-_CONVERSIONS = frozenset({"numpy", "cpu", "cuda", "clone", "float", "double", "half", "long", "int", "to", "detach", "contiguous"})
+_CONVERSIONS = frozenset(
+    {"numpy", "cpu", "cuda", "clone", "float", "double", "half", "long", "int", "to", "detach", "contiguous"}
+)
 # Conversions that may return `.data` itself (`.float()` of a float tensor, `.cpu()` on the CPU...):
 # an in-place op on their result changes the tensor, hidden from autograd only through `.data`.
 _MAY_ALIAS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "detach", "contiguous"})
@@ -37,9 +39,11 @@ class DataInsteadOfDetach(Rule):
     `x` is a torch tensor that can require grad: not a gradient (`p.grad.data`),
     a buffer, an integer tensor or a value made under `no_grad`, and not an
     object of a class the file defines or imports from its own package that has
-    its own `data`. Not reported: `.data.item()` and `.data.tolist()` (only a
-    Python value leaves), and replacing a parameter's storage
-    (`p.data = p.data.half()`, `dst.data = src.data.clone()`).
+    its own `data`, nor a value of unknown kind whose name says it holds
+    gradients (`self.gradients` saved by a backward hook). Not reported:
+    `.data.item()` and `.data.tolist()` (only a Python value leaves), and
+    parameter updates through `.data` (`p.data = p.data.half()`,
+    `dst.data = src.data.clone()`, `dst.data.copy_(src.data)`, `dst.data += src.data.cpu()`).
 
     ## Why is this bad?
     `.data` shares memory with `x` but hides changes from autograd's version
@@ -138,14 +142,21 @@ class DataInsteadOfDetach(Rule):
         return ctx.facts.imports_torch
 
     def _replaces_storage(self, call: ast.Call, ctx: Context) -> bool:
-        """``p.data = p.data.half()``, ``dst.data = src.data.clone()``: a parameter gets new storage."""
+        """A parameter update through `.data`, which is what `.data` is for: ``p.data = p.data.half()``,
+        ``dst.data = src.data.clone()``, ``dst.data.copy_(src.data.clone())``, ``dst.data += src.data.cpu()``."""
         if self._storage_replacements is None:
             self._storage_replacements = set()
             for node in ast.walk(ctx.facts.tree):
-                if isinstance(node, ast.Assign) and any(
-                    isinstance(target, ast.Attribute) and target.attr == "data" for target in node.targets
+                if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+                    _is_data(target) for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                 ):
                     self._storage_replacements.update(id(child) for child in ast.walk(node.value))
+                elif (
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_in_place(node.func.attr)
+                    and _is_data(node.func.value)
+                ):
+                    for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                        self._storage_replacements.update(id(child) for child in ast.walk(argument))
         return id(call) in self._storage_replacements
 
     def _changed_in_place(self, call: ast.Call, ctx: Context) -> bool:
@@ -167,8 +178,22 @@ class DataInsteadOfDetach(Rule):
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
 
 
+def _is_data(node: ast.expr) -> bool:
+    """``x.data`` or ``x.data[...]``."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr == "data"
+
+
 def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
-    """``p.grad`` (a gradient), or ``self.X`` registered as a buffer of the enclosing class."""
+    """``p.grad`` (a gradient), or ``self.X`` registered as a buffer of the enclosing class.
+
+    Of unknown kind, a name that says it holds gradients (``self.gradients`` saved by a
+    backward hook, ``grads``) does not require grad either: hooks get plain gradients.
+    """
+    name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")
+    if "grad" in name.lower() and ctx.value(receiver).kind is not Kind.TENSOR:
+        return True
     if not isinstance(receiver, ast.Attribute):
         return False
     if receiver.attr == "grad":
