@@ -81,3 +81,12 @@ def only_declared(node: ast.expr, ctx: Context) -> bool:
         and (other.lineno, other.col_offset) < here
         for other in ast.walk(function)
     )
+
+
+def holds_gradients(node: ast.expr, ctx: Context) -> bool:
+    """``p.grad``, or a value of unknown kind whose name says it holds gradients (``self.gradients``
+    saved by a backward hook, ``grads``): gradients do not require grad themselves."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    if isinstance(node, ast.Attribute) and name == "grad":
+        return True
+    return "grad" in name.lower() and ctx.value(node).kind is not Kind.TENSOR

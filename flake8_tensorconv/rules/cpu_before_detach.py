@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._receivers import only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Grad, Kind
 
@@ -24,7 +24,8 @@ class CpuBeforeDetach(Rule):
 
     It needs evidence that the receiver is a torch tensor: a value the
     inference knows as one, or a receiver of unknown kind in a file that does
-    not define a class with its own `detach` (a mixture model).
+    not define a class with its own `detach` (a mixture model). Gradients
+    (`p.grad`, a hook's saved `self.gradients`) do not require grad: not reported.
 
     ## Why is this bad?
     The device copy runs first and autograd records it (`ToCopyBackward0`) in a
@@ -69,8 +70,8 @@ class CpuBeforeDetach(Rule):
             return
         receiver = move.func.value
         value = ctx.value(receiver)
-        if not ctx.grad_enabled or value.grad is Grad.NO or value.is_integer:
-            return
+        if not ctx.grad_enabled or value.grad is Grad.NO or value.is_integer or holds_gradients(receiver, ctx):
+            return  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
         if value.kind is Kind.UNKNOWN:
             # The chain is the only evidence of a tensor: not in sight of own classes with these methods.
             if self._own_classes is None:

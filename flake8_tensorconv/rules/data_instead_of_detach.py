@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._receivers import only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Grad, Kind
 
@@ -191,13 +191,10 @@ def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
     Of unknown kind, a name that says it holds gradients (``self.gradients`` saved by a
     backward hook, ``grads``) does not require grad either: hooks get plain gradients.
     """
-    name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")
-    if "grad" in name.lower() and ctx.value(receiver).kind is not Kind.TENSOR:
+    if holds_gradients(receiver, ctx):
         return True
     if not isinstance(receiver, ast.Attribute):
         return False
-    if receiver.attr == "grad":
-        return True
     if not (isinstance(receiver.value, ast.Name) and receiver.value.id == "self"):
         return False
     for cls in ast.walk(ctx.facts.tree):
