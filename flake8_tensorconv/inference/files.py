@@ -89,9 +89,19 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
 class FileFacts:
     """What is known about a whole file before any function is walked."""
 
-    def __init__(self, tree: ast.Module, aliases: dict[str, str]) -> None:
+    def __init__(self, tree: ast.Module, aliases: dict[str, str], text: str | None = None) -> None:
         self.tree = tree
         self.aliases = aliases
+        # The file's text, where summaries look for the mentions of a name (None: no summaries).
+        self.text = text
+        # name -> every function and class of the file with that name, nested ones included.
+        self.definitions: dict[str, list[ast.stmt]] = {}
+        # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
+        self.caller_summaries: dict[int, object] = {}
+        # (class, method) -> what a call of the method returns.
+        self.method_returns: dict[tuple[str, str], Value] = {}
+        # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.
+        self.self_containers: dict[str, dict[str, Value]] = {}
         # Every class statement of the file, nested ones included.
         self.classes: list[ast.ClassDef] = []
         self.module_classes: set[str] = set()
@@ -156,11 +166,17 @@ class LazyByName(Mapping[str, _T]):
         return len(self._names)
 
 
-def analyze_file_facts(tree: ast.Module) -> FileFacts:
+def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
     from flake8_tensorconv.inference.modules import init_attributes
 
-    facts = FileFacts(tree=tree, aliases=collect_aliases(tree))
-    classes = facts.classes = [node for node in iter_statements(tree) if isinstance(node, ast.ClassDef)]
+    facts = FileFacts(tree=tree, aliases=collect_aliases(tree), text=text)
+    classes: list[ast.ClassDef] = []
+    for node in iter_statements(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            facts.definitions.setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ClassDef):
+                classes.append(node)
+    facts.classes = classes
     # nn.Module subclasses, following bases defined in this file.
     changed = True
     while changed:
@@ -184,9 +200,7 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
     facts.helpers = _helpers(tree, facts)
     facts.class_members = LazyByName(by_name, lambda name: _members_with_bases(name, by_name))
     # A name defined twice: the last definition in walk order wins.
-    facts.class_attributes = LazyByName(
-        (name for name in by_name if name in facts.module_classes), lambda name: init_attributes(by_name[name][-1], facts)
-    )
+    facts.class_attributes = LazyByName(by_name, lambda name: init_attributes(by_name[name][-1], facts))
     return facts
 
 

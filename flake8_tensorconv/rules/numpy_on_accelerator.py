@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import numpy_call
+from flake8_tensorconv.rules._numpy_call import evidence, numpy_call
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 
 
@@ -49,4 +49,5 @@ class NumpyOnAccelerator(Rule):
             return
         edits = call.edits(ctx, detach=call.grad_risk(ctx), cpu=True)
         fix = make_fix(call.applicability(), "Insert `.cpu()`", *edits) if edits else None
-        ctx.report(self, node, fix=fix)
+        because, related = evidence(ctx, call.receiver, call.value, grad=False, device=True)
+        ctx.report(self, node, self.message + because, fix, related)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import numpy_call
+from flake8_tensorconv.rules._numpy_call import evidence, numpy_call
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 
 
@@ -50,4 +50,5 @@ class NumpyRequiresGrad(Rule):
             return
         edits = call.edits(ctx, detach=True, cpu=call.device_risk())
         fix = make_fix(call.applicability(), "Insert `.detach()`", *edits) if edits else None
-        ctx.report(self, node, fix=fix)
+        because, related = evidence(ctx, call.receiver, call.value, grad=True, device=False)
+        ctx.report(self, node, self.message + because, fix, related)
