@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TypeVar
@@ -86,6 +88,9 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
 
 
+_FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
+
+
 class FileFacts:
     """What is known about a whole file before any function is walked."""
 
@@ -98,6 +103,9 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        self._line_starts: list[int] | None = None
+        self._filled_on_self: frozenset[str] | None = None
+        self.filled_on_self_lines: list[int] = []
         # (class, method) -> what a call of the method returns.
         self.method_returns: dict[tuple[str, str], Value] = {}
         # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.
@@ -117,6 +125,23 @@ class FileFacts:
         self.class_attributes: Mapping[str, dict[str, Value]] = {}
         # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
         self.class_members: Mapping[str, set[str]] = {}
+
+    @property
+    def filled_on_self(self) -> frozenset[str]:
+        """Names of ``self`` attributes that some method fills (``self.buffer.append(x)``, ``.extend``)."""
+        if self._filled_on_self is None:
+            matches = list(_FILLED_ON_SELF.finditer(self.text or ""))
+            self._filled_on_self = frozenset(match.group(1) for match in matches)
+            self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
+        return self._filled_on_self
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offsets in ``text`` where each line starts (line N starts at ``line_starts[N - 1]``)."""
+        if self._line_starts is None:
+            text = self.text or ""
+            self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        return self._line_starts
 
     @property
     def imports_torch(self) -> bool:

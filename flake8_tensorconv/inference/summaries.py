@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
@@ -24,8 +23,11 @@ from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, 
 if TYPE_CHECKING:
     from flake8_tensorconv.inference.files import FileFacts
 
-# How far summaries nest: a caller's own parameters are judged by evidence, not by its callers.
-MAX_DEPTH = 2
+# How far summaries nest: a caller's own parameters are judged by evidence, not by its callers,
+# and what a summarised method calls is not summarised again.
+MAX_DEPTH = 1
+# A function called from more places than this is summarised as out of sight.
+MAX_CALL_SITES = 8
 
 
 class CallSite(NamedTuple):
@@ -60,7 +62,8 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             return None  # registered, wrapped, a property...: called from elsewhere
     if class_name is not None and name in K.CALLED_BY_FRAMEWORKS:
         return None
-    lines = sorted({facts.text.count("\n", 0, match.start()) + 1 for match in re.finditer(rf"\b{re.escape(name)}\b", facts.text)})
+    starts = facts.line_starts
+    lines = sorted({bisect.bisect_right(starts, offset) for offset in _word_offsets(facts.text, name)})
     sites: list[CallSite] = []
     for node, parent, scope, owner in _mentions(facts.tree, name, lines):
         if node is function:
@@ -81,7 +84,23 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
             return None  # `module.helper`, `obj.helper`: may be this function
+    if len(sites) > MAX_CALL_SITES:
+        return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _word_offsets(text: str, word: str) -> list[int]:
+    """Where ``word`` occurs as a whole identifier (a str.find loop: no pattern to compile per name)."""
+    offsets = []
+    start = text.find(word)
+    while start != -1:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            offsets.append(start)
+        start = text.find(word, end)
+    return offsets
 
 
 def _mentions(tree: ast.Module, name: str, lines: list[int]):
@@ -164,8 +183,7 @@ def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name:
     docstring = ast.get_docstring(function, clean=False)
     if not docstring or name not in docstring:
         return False
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
-    return any(pattern.search(line) and K.OUTPUT_DOC_WORDS.search(line) for line in docstring.splitlines())
+    return any(_word_offsets(line, name) and K.OUTPUT_DOC_WORDS.search(line) for line in docstring.splitlines())
 
 
 def model_parameter() -> Value:
@@ -245,7 +263,7 @@ class SummariesMixin:
         self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None
     ) -> Value:
         name = arg.arg
-        if self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(function, name)):
+        if self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name)):
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
@@ -276,6 +294,8 @@ class SummariesMixin:
         known = self.facts.method_returns
         if key in known:
             return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None
         method = _method(self.facts, class_name, name)
         if method is None:
             return None
@@ -295,9 +315,8 @@ class SummariesMixin:
 
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
         """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
-        text = self.facts.text
-        if text is None or not re.search(rf"self\.{re.escape(name)}\.(?:append|extend)\(", text):
-            return None  # filled nowhere in sight: the common case costs one search
+        if name not in self.facts.filled_on_self:
+            return None  # filled nowhere in sight: the common case
         containers = self.facts.self_containers.get(class_name)
         if containers is None:
             containers = self.facts.self_containers[class_name] = {}  # a read while summarising: not known yet
@@ -315,9 +334,12 @@ class SummariesMixin:
         def add(name: str, item: Value) -> None:
             items[name] = join(items[name], item) if name in items else item
 
+        lines = self.facts.filled_on_self_lines
         for method in classes[0].body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
+            if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
+                continue  # fills nothing on `self`
             walker = Interpreter(self.facts, listener=None)
             walker.depth = self.depth + 1
 
@@ -345,9 +367,14 @@ def caller_risk(value: Value, where: Origin) -> Value:
     return value
 
 
-def _called(function: ast.AST, name: str) -> bool:
+def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:
     """Whether ``name`` is called in ``function`` (``model(x)``): a model is used as one."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name for node in ast.walk(function))
+    if facts.text is None:
+        return False
+    starts = facts.line_starts
+    first, last = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
+    body = facts.text[starts[first - 1] : starts[last] if last < len(starts) else len(facts.text)]
+    return any(body.startswith("(", offset + len(name)) for offset in _word_offsets(body, name))
 
 
 def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | None:
