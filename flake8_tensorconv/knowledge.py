@@ -114,6 +114,36 @@ TORCH_DTYPE_RESULTS = frozenset({"torch.promote_types", "torch.result_type", "to
 # torch functions that return a lazy conjugate view.
 TORCH_CONJ_VIEWS = frozenset({"torch.conj", "torch.adjoint"})
 
+# Parameters, by the role their name gives them (lower-cased; a suffix counts too: `target_net`, `train_images`).
+# A model a caller hands in (it counts only where the function calls it).
+MODEL_PARAMETER_NAMES = frozenset(
+    "model net network policy actor critic encoder decoder generator discriminator backbone classifier "
+    "teacher student qnet q_net value_net policy_net target_net module layer".split()
+)
+MODEL_PARAMETER_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_policy", "_actor", "_critic")
+# Data: a loader's batch, images, labels, indices. They do not require grad.
+DATA_PARAMETER_NAMES = frozenset(
+    "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "
+    "mask masks obs observation observations actions action rewards reward dones".split()
+)
+DATA_PARAMETER_SUFFIXES = ("_batch", "_images", "_imgs", "_labels", "_ids", "_idx", "_indices", "_mask")
+# A model's output: a fair risk in a public function (it may require grad and live on a GPU).
+OUTPUT_PARAMETER_NAMES = frozenset(
+    "logits preds pred predictions prediction outputs output embeddings embedding emb loss losses "
+    "y_hat yhat y_pred probs probabilities scores activations hidden_states".split()
+)
+OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs", "_embeddings", "_loss", "_probs")
+# Docstring words that describe a parameter as a model's output.
+OUTPUT_DOC_WORDS = re.compile(r"logits|output of (?:the|a) (?:model|network)|model(?:'s)? outputs?|predictions|embeddings", re.IGNORECASE)
+# Methods that a framework calls (nn.Module.__call__, Lightning, Gym): their callers are never all in sight.
+CALLED_BY_FRAMEWORKS = frozenset(
+    "forward training_step validation_step test_step predict_step reset step render close".split()
+)
+
+# Standard-library functions that pick items of a sequence (a replay buffer's `random.sample`).
+PICKS_FROM_SEQUENCE = frozenset({"random.sample", "random.choices", "random.choice"})
+PICKS_ONE = frozenset({"random.choice"})
+
 # Tensor methods returning (values, indices).
 VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
 # ... and these only when a dim is given (``t.max()`` is a plain tensor).

@@ -7,7 +7,9 @@ or UNKNOWN (nothing is known on one path).
 
 from __future__ import annotations
 
+import ast
 import enum
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -70,6 +72,20 @@ class Fact(enum.StrEnum):
     NOT_TENSOR = "not-tensor"
 
 
+class Origin(NamedTuple):
+    """Where a value's risk comes from: the source step a finding names as its evidence."""
+
+    line: int
+    column: int  # 0-based, as ``ast`` counts (UTF-8 bytes)
+    end_line: int
+    end_column: int
+    description: str | None = None  # None: the source text there (`model(x)`) says it
+
+
+def origin(node: ast.AST, description: str | None = None) -> Origin:
+    return Origin(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, description)  # type: ignore[attr-defined]
+
+
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
 )
@@ -90,6 +106,9 @@ class Value(NamedTuple):
     facts: frozenset[Fact] = frozenset()
     # The variable whose memory this value may share (for aliasing rules).
     shares_with: str | None = None
+    # Where "requires grad" (grad YES / MAYBE) and "may be on a GPU" (device ACCELERATOR / MAYBE) come from.
+    grad_origin: Origin | None = None
+    device_origin: Origin | None = None
     # The class of an instance: a module's (``torch.nn.Linear``, qualified) or a class of the file (``Net``).
     instance_of: str | None = None
 
@@ -200,6 +219,25 @@ def join(a: Value, b: Value) -> Value:
         facts=a.facts & b.facts,
         shares_with=a.shares_with if a.shares_with == b.shares_with else None,
         instance_of=a.instance_of if a.instance_of == b.instance_of else None,
+        grad_origin=grad_origin_of((a, b)),
+        device_origin=device_origin_of((a, b)),
+    )
+
+
+def same(a: Value, b: Value) -> bool:
+    """Equal but for where their risks come from."""
+    return a == b or a._replace(grad_origin=None, device_origin=None) == b._replace(grad_origin=None, device_origin=None)
+
+
+def grad_origin_of(values: Iterable[Value]) -> Origin | None:
+    """The origin of the first value that may require grad."""
+    return next((v.grad_origin for v in values if v.grad in (Grad.YES, Grad.MAYBE) and v.grad_origin is not None), None)
+
+
+def device_origin_of(values: Iterable[Value]) -> Origin | None:
+    """The origin of the first value that may be on an accelerator."""
+    return next(
+        (v.device_origin for v in values if v.device in (Device.ACCELERATOR, Device.MAYBE) and v.device_origin is not None), None
     )
 
 

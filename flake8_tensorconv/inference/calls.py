@@ -10,6 +10,7 @@ from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
     arange_dtype,
+    attribute_key,
     device_from,
     dtype_of_expression,
     element_of,
@@ -30,7 +31,10 @@ from flake8_tensorconv.values import (
     Value,
     any_device,
     any_grad,
+    device_origin_of,
+    grad_origin_of,
     ndarray,
+    origin,
     tensor,
 )
 
@@ -67,16 +71,16 @@ class CallsMixin:
         ):
             return self._call_qualified(qualname, node, args, keywords)
         if isinstance(func, ast.Attribute) and receiver is not None:
-            return self._call_method(receiver, func.attr, node, args, keywords)
+            return self._call_on(receiver, func, node, args, keywords)
         callee = self.value_of(func)
         if callee.kind is Kind.MODULE:
-            return self._module_output(callee, args)
+            return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
         if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
             return self._helper_return(func.id)
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
-            return Value(kind=Kind.OTHER, grad=Grad.NO)  # an instance of a plain class of this file
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
             return self._file_module_instance(func.id)
         if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
@@ -95,11 +99,30 @@ class CallsMixin:
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(items)))
         return UNKNOWN
 
+    def _call_on(self, receiver: Value, func: ast.Attribute, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        """``receiver.name(...)``: a module held in an attribute, a method of the file's classes, or any other method."""
+        if Fact.SELF in receiver.facts and self.state.class_name:
+            key = attribute_key(func)
+            held = self.state.env.get(key) if key is not None else None
+            if held is None:
+                held = self.facts.class_attributes.get(self.state.class_name, {}).get(func.attr)
+            if held is not None and held.kind is Kind.MODULE:
+                return self._module_output(held, args, node)  # `self.net(x)`: the layer `__init__` built
+            returned = self._method_return(self.state.class_name, func.attr)
+            if returned is not None:
+                return returned
+        elif receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes:
+            returned = self._method_return(receiver.instance_of, func.attr)
+            if returned is not None:
+                return returned
+        return self._call_method(receiver, func.attr, node, args, keywords)
+
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(kwarg(node, "requires_grad")) is False else Grad.YES
-            return tensor(grad, source.device if source.kind is Kind.TENSOR else Device.CPU, source.dtype, facts=frozenset({Fact.PARAMETER}))
+            device = source.device if source.kind is Kind.TENSOR else Device.CPU
+            return tensor(grad, device, source.dtype, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=source.device_origin)
         if qualname == "torch.device":
             return Value(kind=Kind.DEVICE, grad=Grad.NO, device=device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
         if qualname in K.TORCH_CONJ_VIEWS and args:
@@ -127,6 +150,9 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.PICKS_FROM_SEQUENCE and args:
+            item = element_of(args[0])
+            return item if qualname in K.PICKS_ONE else Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item)
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
@@ -144,7 +170,8 @@ class CallsMixin:
                 inputs = [*args[:first], *(value for key, value in keywords.items() if key in ("input", "tensors"))]
                 others = [*args[first:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
                 flat = grad_operands(inputs, others)
-                return tensor(any_grad([a.grad for a in flat]), any_device([a.device for a in flat]))
+                grad, device = any_grad([a.grad for a in flat]), any_device([a.device for a in flat])
+                return tensor(grad, device, grad_origin=grad_origin_of(flat), device_origin=device_origin_of(flat))
             return UNKNOWN
         if qualname.startswith("numpy."):
             return self._numpy_call(qualname, node, args, keywords)
@@ -191,7 +218,9 @@ class CallsMixin:
         if name in ("from_numpy", "as_tensor", "asarray") and node.args and isinstance(node.args[0], ast.Name):
             shares = node.args[0].id
         facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
-        return tensor(grad, device, dtype, shares_with=shares, facts=facts)
+        grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
+        device_origin = origin(node) if "device" in keywords else source.device_origin
+        return tensor(grad, device, dtype, shares_with=shares, facts=facts, grad_origin=grad_origin, device_origin=device_origin)
 
     def _device_keyword(self, node: ast.Call, keywords: dict[str | None, Value]) -> Device:
         if "device" not in keywords:
@@ -200,7 +229,8 @@ class CallsMixin:
         return device_from(keywords["device"], expression)
 
     def _values_indices(self, source: Value) -> Value:
-        values = tensor(source.grad, source.device, source.dtype) if source.kind is Kind.TENSOR else Value(device=source.device)
+        origins = {"grad_origin": source.grad_origin, "device_origin": source.device_origin}
+        values = tensor(source.grad, source.device, source.dtype, **origins) if source.kind is Kind.TENSOR else Value(device=source.device)
         indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64")
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(values, indices), fields=(("values", values), ("indices", indices)))
 
@@ -262,15 +292,19 @@ class CallsMixin:
         effect = K.TENSOR_METHODS.get(name)
         if effect is not None:
             facts = effect.facts | (receiver.facts & K.TENSOR_VIEW_FACTS) if effect.keeps_view_facts else effect.facts
+            moved = effect.device is Device.ACCELERATOR and plain.device is not Device.ACCELERATOR
             return plain.with_(
                 grad=plain.grad if effect.grad is None else effect.grad,
                 device=plain.device if effect.device is None else effect.device,
                 dtype=plain.dtype if effect.dtype is None else effect.dtype,
                 facts=facts,
+                device_origin=origin(node) if moved else plain.device_origin,
             )
         if name == "to":
             dtype = next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), None)
-            return plain.with_(device=self._to_device(node, args, keywords, receiver.device), dtype=dtype or receiver.dtype)
+            device = self._to_device(node, args, keywords, receiver.device)
+            moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
+            return plain.with_(device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin)
         if name == "requires_grad_":
             literal = literal_bool(node.args[0]) if node.args else True
             kw = kwarg(node, "requires_grad")
@@ -299,7 +333,7 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=plain)
         if name in K.GRAD_FROM_OPERANDS_METHODS:
             flat = grad_operands([plain], [*args, *keywords.values()])
-            return plain.with_(grad=any_grad([a.grad for a in flat]))
+            return plain.with_(grad=any_grad([a.grad for a in flat]), grad_origin=grad_origin_of(flat))
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:

@@ -12,7 +12,6 @@ from flake8_tensorconv.inference.support import (
     STRING,
     State,
     attribute_key,
-    caller_supplied,
     element_of,
     grad_operands,
     is_none,
@@ -30,8 +29,12 @@ from flake8_tensorconv.values import (
     Value,
     any_device,
     any_grad,
+    device_origin_of,
+    grad_origin_of,
     join,
     ndarray,
+    origin,
+    same,
     tensor,
 )
 
@@ -105,13 +108,14 @@ class ExpressionsMixin:
         if name == "dtype" and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE):
             # `t.to(other.dtype)` casts; it is no device move.
             return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype if receiver.kind is Kind.TENSOR else None)
-        if receiver.kind is Kind.MODULE and Fact.SELF in receiver.facts and self.state.class_name:
+        if Fact.SELF in receiver.facts and self.state.class_name:
             known = self.facts.class_attributes.get(self.state.class_name, {}).get(name)
-            if known is not None:
-                return known
-            return UNKNOWN
+            if known is None:
+                known = self._held_by_self(self.state.class_name, name)
+            return UNKNOWN if known is None else known
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
-            return tensor(Grad.YES, receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU, receiver.dtype)
+            device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
+            return tensor(Grad.YES, device, receiver.dtype, grad_origin=origin(node), device_origin=receiver.device_origin)
         if receiver.kind is Kind.TENSOR:
             if name in ("data", "grad"):
                 return receiver.with_(grad=Grad.NO, elements=None, element=None, fields=())
@@ -168,7 +172,7 @@ class ExpressionsMixin:
         elements = tuple(self.eval(element) for element in node.elts)
         if any(isinstance(element, ast.Starred) for element in node.elts):
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO)
-        element = elements[0] if elements and all(e == elements[0] for e in elements) else None
+        element = elements[0] if elements and all(same(e, elements[0]) for e in elements) else None
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=elements, element=element)
 
     expr_List = expr_Tuple
@@ -185,7 +189,7 @@ class ExpressionsMixin:
                 self.eval(key)
         for value in node.values:
             values.append(self.eval(value))
-        element = values[0] if values and all(v == values[0] for v in values) else None
+        element = values[0] if values and all(same(v, values[0]) for v in values) else None
         return Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
 
     def _comprehension(self, generators: list[ast.comprehension], elements: list[ast.expr]) -> list[Value]:
@@ -218,7 +222,7 @@ class ExpressionsMixin:
         saved = self.state
         env = dict(saved.env)
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
-            env[arg.arg] = caller_supplied(UNKNOWN)
+            env[arg.arg] = self._parameter_evidence(None, arg, UNKNOWN, None)
         self.state = State(env=env, grad_enabled=saved.grad_enabled, function=node, class_name=saved.class_name)
         try:
             self.eval(node.body)
@@ -273,6 +277,8 @@ class ExpressionsMixin:
             any_device(devices),
             base.dtype if left.dtype == right.dtype or Kind.NUMBER in (left.kind, right.kind) else None,
             shares_with=left.shares_with if in_place else None,
+            grad_origin=grad_origin_of(tensors),
+            device_origin=device_origin_of(tensors),
         )
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:

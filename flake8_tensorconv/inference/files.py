@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TypeVar
@@ -86,12 +88,28 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
 
 
+_FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
+
+
 class FileFacts:
     """What is known about a whole file before any function is walked."""
 
-    def __init__(self, tree: ast.Module, aliases: dict[str, str]) -> None:
+    def __init__(self, tree: ast.Module, aliases: dict[str, str], text: str | None = None) -> None:
         self.tree = tree
         self.aliases = aliases
+        # The file's text, where summaries look for the mentions of a name (None: no summaries).
+        self.text = text
+        # name -> every function and class of the file with that name, nested ones included.
+        self.definitions: dict[str, list[ast.stmt]] = {}
+        # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
+        self.caller_summaries: dict[int, object] = {}
+        self._line_starts: list[int] | None = None
+        self._filled_on_self: frozenset[str] | None = None
+        self.filled_on_self_lines: list[int] = []
+        # (class, method) -> what a call of the method returns.
+        self.method_returns: dict[tuple[str, str], Value] = {}
+        # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.
+        self.self_containers: dict[str, dict[str, Value]] = {}
         # Every class statement of the file, nested ones included.
         self.classes: list[ast.ClassDef] = []
         self.module_classes: set[str] = set()
@@ -107,6 +125,23 @@ class FileFacts:
         self.class_attributes: Mapping[str, dict[str, Value]] = {}
         # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
         self.class_members: Mapping[str, set[str]] = {}
+
+    @property
+    def filled_on_self(self) -> frozenset[str]:
+        """Names of ``self`` attributes that some method fills (``self.buffer.append(x)``, ``.extend``)."""
+        if self._filled_on_self is None:
+            matches = list(_FILLED_ON_SELF.finditer(self.text or ""))
+            self._filled_on_self = frozenset(match.group(1) for match in matches)
+            self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
+        return self._filled_on_self
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offsets in ``text`` where each line starts (line N starts at ``line_starts[N - 1]``)."""
+        if self._line_starts is None:
+            text = self.text or ""
+            self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        return self._line_starts
 
     @property
     def imports_torch(self) -> bool:
@@ -156,11 +191,17 @@ class LazyByName(Mapping[str, _T]):
         return len(self._names)
 
 
-def analyze_file_facts(tree: ast.Module) -> FileFacts:
+def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
     from flake8_tensorconv.inference.modules import init_attributes
 
-    facts = FileFacts(tree=tree, aliases=collect_aliases(tree))
-    classes = facts.classes = [node for node in iter_statements(tree) if isinstance(node, ast.ClassDef)]
+    facts = FileFacts(tree=tree, aliases=collect_aliases(tree), text=text)
+    classes: list[ast.ClassDef] = []
+    for node in iter_statements(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            facts.definitions.setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ClassDef):
+                classes.append(node)
+    facts.classes = classes
     # nn.Module subclasses, following bases defined in this file.
     changed = True
     while changed:
@@ -184,9 +225,7 @@ def analyze_file_facts(tree: ast.Module) -> FileFacts:
     facts.helpers = _helpers(tree, facts)
     facts.class_members = LazyByName(by_name, lambda name: _members_with_bases(name, by_name))
     # A name defined twice: the last definition in walk order wins.
-    facts.class_attributes = LazyByName(
-        (name for name in by_name if name in facts.module_classes), lambda name: init_attributes(by_name[name][-1], facts)
-    )
+    facts.class_attributes = LazyByName(by_name, lambda name: init_attributes(by_name[name][-1], facts))
     return facts
 
 

@@ -21,11 +21,12 @@ from flake8_tensorconv.inference.files import FileFacts
 from flake8_tensorconv.inference.guards import GuardsMixin
 from flake8_tensorconv.inference.modules import ModulesMixin
 from flake8_tensorconv.inference.statements import StatementsMixin
+from flake8_tensorconv.inference.summaries import SummariesMixin
 from flake8_tensorconv.inference.support import Listener, State
 from flake8_tensorconv.values import Value
 
 
-class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, ModulesMixin, GuardsMixin):
+class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, ModulesMixin, GuardsMixin, SummariesMixin):
     def __init__(self, facts: FileFacts, listener: Listener | None, walks: Callable[[ast.AST], bool] | None = None) -> None:
         self.facts = facts
         self.listener = listener
@@ -38,6 +39,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, ModulesMixin, G
         # Parameters hold what callers pass (maybe requiring grad, maybe on a GPU); not so when
         # summarising a helper, whose result must not depend on what one caller passes.
         self.caller_params = True
+        # How deep in summaries this interpreter works (0: the walk that rules listen to).
+        self.depth = 0
         # Names that attributes were stored on (``self`` in ``self.x = ...``), in any function walked so far.
         self.attribute_bases: set[str] = set()
         # While summarising a helper: the helper and the values its return statements give.

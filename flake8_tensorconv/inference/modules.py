@@ -22,7 +22,10 @@ from flake8_tensorconv.values import (
     Value,
     any_device,
     any_grad,
+    device_origin_of,
+    grad_origin_of,
     join,
+    origin,
     tensor,
 )
 
@@ -53,7 +56,10 @@ class ModulesMixin:
             facts = receiver.facts - {Fact.SELF}
             if name == "requires_grad_" and node.args and literal_bool(node.args[0]) is False:
                 facts = facts - {Fact.PARAMETRIZED}
-            return receiver.with_(device=device, facts=facts, dtype=self._module_dtype(receiver, name, node, args, keywords))
+            moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
+            device_origin = origin(node) if moved else receiver.device_origin
+            dtype = self._module_dtype(receiver, name, node, args, keywords)
+            return receiver.with_(device=device, facts=facts, dtype=dtype, device_origin=device_origin)
         if name in ("parameters", "buffers"):
             grad = Grad.YES if name == "parameters" else Grad.NO
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=tensor(grad, receiver.device, facts=frozenset({Fact.PARAMETER})))
@@ -66,7 +72,7 @@ class ModulesMixin:
             grad = Grad.NO if keep_vars is None or literal_bool(keep_vars) is False else Grad.UNKNOWN
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=tensor(grad, receiver.device))
         if name == "forward":
-            return self._module_output(receiver, args)
+            return self._module_output(receiver, args, node)
         if name in ("modules", "children", "named_modules", "named_children"):
             return Value(kind=Kind.ITERABLE, grad=Grad.NO)
         return UNKNOWN
@@ -84,12 +90,14 @@ class ModulesMixin:
             return dtype_of_expression(node.args[0], args[0])
         return module.dtype
 
-    def _module_output(self, module: Value, args: list[Value]) -> Value:
+    def _module_output(self, module: Value, args: list[Value], node: ast.Call) -> Value:
         flat = flatten(args)
         inputs = [a for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
-        grad = Grad.YES if Fact.PARAMETRIZED in module.facts else any_grad([a.grad for a in inputs])
+        parametrized = Fact.PARAMETRIZED in module.facts
+        grad = Grad.YES if parametrized else any_grad([a.grad for a in inputs])
         device = any_device([module.device, *(a.device for a in inputs)])
-        return tensor(grad, device)
+        grad_origin = origin(node) if parametrized else grad_origin_of(inputs)
+        return tensor(grad, device, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
 
 
 def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:

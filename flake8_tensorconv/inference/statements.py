@@ -10,7 +10,6 @@ from flake8_tensorconv.inference.support import (
     Env,
     State,
     attribute_key,
-    caller_supplied,
     element_of,
     is_staticmethod,
     kwarg,
@@ -40,21 +39,28 @@ class StatementsMixin:
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
             grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        args = node.args
+        all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        bound_first = class_name is not None and not is_staticmethod(node)
+        callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
+        if callers is not None and not callers.grad_enabled:
+            grad_enabled = False  # every same-file call runs under no_grad / inference_mode
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:
                 grad_enabled = switch
         env: Env = {name: value for name, value in outer.env.items()} if class_name is None else {}
-        args = node.args
-        all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        bound_first = class_name is not None and not is_staticmethod(node)
         for index, arg in enumerate(all_args):
-            if (index == 0 and bound_first) or not self.caller_params:
+            if index == 0 and bound_first:
                 env[arg.arg] = self._annotation_value(arg.annotation)  # self / cls: not a caller's tensor
+                if class_name in self.facts.module_classes and arg.arg == "self":
+                    env["self"] = Value(kind=Kind.MODULE, grad=Grad.NO, facts=frozenset({Fact.PARAMETRIZED, Fact.SELF}))
+                elif env[arg.arg] == UNKNOWN and not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+                    env[arg.arg] = Value(facts=frozenset({Fact.SELF}))  # an instance of a class of the file
+            elif not self.caller_params:
+                env[arg.arg] = self._annotation_value(arg.annotation)
             else:
-                env[arg.arg] = caller_supplied(self._annotation_value(arg.annotation))
-            if index == 0 and class_name and arg.arg == "self" and class_name in self.facts.module_classes:
-                env["self"] = Value(kind=Kind.MODULE, grad=Grad.NO, facts=frozenset({Fact.PARAMETRIZED, Fact.SELF}))
+                env[arg.arg] = self._parameter_value(node, arg, class_name, callers)
         for arg in (args.vararg, args.kwarg):
             if arg is not None:
                 env[arg.arg] = UNKNOWN
@@ -186,6 +192,7 @@ class StatementsMixin:
         self.facts.helper_returns[name] = UNKNOWN  # a recursive call while summarising
         summary = type(self)(self.facts, listener=None)
         summary.caller_params = False
+        summary.depth = self.depth + 1
         summary.summary_of = self.facts.helpers[name]
         summary.walk_function(summary.summary_of, class_name=None)
         value = summary.returns[0] if summary.returns else UNKNOWN

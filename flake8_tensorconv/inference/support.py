@@ -55,13 +55,6 @@ def attribute_key(node: ast.expr) -> str | None:
     return None
 
 
-def caller_supplied(value: Value) -> Value:
-    """A parameter: whatever a caller passes, e.g. a model output that requires grad on a GPU."""
-    if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
-        return value.with_(grad=Grad.MAYBE, device=Device.MAYBE)
-    return value
-
-
 def union_members(annotation: ast.expr, facts: FileFacts) -> list[ast.expr] | None:
     """The members of ``A | B``, ``Optional[A]`` or ``Union[A, B]``, else None."""
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):

@@ -11,13 +11,17 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from flake8_tensorconv.findings import Applicability, Edit, Fix, Position
+from flake8_tensorconv.findings import Applicability, Edit, Fix, Position, Related
 from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
-from flake8_tensorconv.values import Device, Grad, Kind, Value
+from flake8_tensorconv.values import Device, Grad, Kind, Origin, Value
 
 # Calls that move a tensor between devices; `.detach()` goes before them (see TCV103).
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
+# Methods that keep the data (and so the evidence) of their receiver: a message names the receiver.
+_SAME_DATA_METHODS = frozenset(
+    "cpu cuda to float double half long int contiguous clone squeeze unsqueeze view reshape flatten permute transpose t".split()
+)
 # Expressions that take a method call without parentheses around them.
 _POSTFIX_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
@@ -39,6 +43,46 @@ def device_risk(value: Value, strict: bool = False) -> bool:
     if strict:
         return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
     return value.kind is Kind.TENSOR and value.device in (Device.ACCELERATOR, Device.MAYBE)
+
+
+def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, device: bool) -> tuple[str, tuple[Related, ...]]:
+    """Where the risk comes from, as a clause for the message (" (`logits` comes from `model(x)` on line 12, outside
+    `no_grad`)") and as related locations. Empty where the inference recorded no source step."""
+    while isinstance(subject, ast.Call) and isinstance(subject.func, ast.Attribute) and subject.func.attr in _SAME_DATA_METHODS:
+        subject = subject.func.value  # `logits.cpu()`: the evidence is about `logits`
+    name = ctx.text(subject) if subject is not None else ""
+    who = f"`{name}`" if name and len(name) <= 40 and "\n" not in name else "the tensor"
+    clauses: list[str] = []
+    related: list[Related] = []
+    grad_origin = value.grad_origin if grad else None
+    device_origin = value.device_origin if device else None
+    if grad_origin is not None:
+        what = _describe(ctx, grad_origin)
+        who = "it" if who == what else who
+        clauses.append(f"{who} comes from {what} on line {grad_origin.line}, outside `no_grad`")
+        related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
+    if device_origin is not None:
+        what = _describe(ctx, device_origin)
+        if device_origin == grad_origin:
+            clauses[-1] += ", and may be on a GPU"
+        else:
+            subject_text = "its device" if clauses else ("it" if who == what else who)
+            clauses.append(f"{subject_text} comes from {what} on line {device_origin.line}, which may be a GPU")
+        related.append(_related(ctx, device_origin, f"may be on a GPU: {what}"))
+    return (f" ({'; '.join(clauses)})" if clauses else ""), tuple(related)
+
+
+def _describe(ctx: Context, where: Origin) -> str:
+    if where.description is not None:
+        return where.description
+    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
+    text = ctx.source.text[ctx.source.offset(start) : ctx.source.offset(end)]
+    text = " ".join(text.split())
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+
+
+def _related(ctx: Context, where: Origin, message: str) -> Related:
+    return Related(ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column), message)
 
 
 def first_device_move(expression: ast.expr) -> ast.Attribute | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, ClassVar
 
-from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
+from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position, Related
 from flake8_tensorconv.values import Value
 
 if TYPE_CHECKING:
@@ -138,9 +138,10 @@ class Context:
         node: ast.AST,
         message: str | None = None,
         fix: Fix | None = None,
+        related: tuple[Related, ...] = (),
     ) -> None:
         self.findings.append(
-            Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix)
+            Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix, related=related)
         )
 
 

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.rules._numpy_call import device_risk, edited_text, grad_risk, host_edits
+from flake8_tensorconv.rules._numpy_call import device_risk, edited_text, evidence, grad_risk, host_edits
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Kind, Value
+from flake8_tensorconv.values import Kind, Value, same
 
 # NumPy functions that turn array-like arguments into arrays through `Tensor.__array__`
 # (which calls `Tensor.numpy()`), and which positional arguments are array-likes.
@@ -126,7 +126,9 @@ class NumpyCallOnTensor(Rule):
         grad = any(grad_risk(c.value, ctx) for c in risky)
         device = any(device_risk(c.value) for c in risky)
         message = self.message.format(function=ctx.text(node.func), **_wording(grad, device))
-        ctx.report(self, node, message, self._fix(node, name, risky, grad, device, ctx))
+        first = risky[0]
+        because, related = evidence(ctx, first.node, first.value, grad_risk(first.value, ctx), device_risk(first.value))
+        ctx.report(self, node, message + because, self._fix(node, name, risky, grad, device, ctx), related)
 
     # ------------------------------------------------------------------ what is converted
     def _conversions(self, node: ast.Call, name: str, ctx: Context) -> Iterator[_Conversion]:
@@ -217,7 +219,7 @@ def _item(value: Value) -> Value | None:
         return value.element
     if value.elements:
         first = value.elements[0]
-        return first if all(element == first for element in value.elements) else None
+        return first if all(same(element, first) for element in value.elements) else None
     return None
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import grad_rule_reports, numpy_call
+from flake8_tensorconv.rules._numpy_call import evidence, grad_rule_reports, numpy_call
 from flake8_tensorconv.rules.base import Context, Rule
 
 
@@ -50,4 +50,5 @@ class NumpyOnAccelerator(Rule):
         # The `.detach()` part is the grad rule's fix where that rule reports this call too.
         grad_part = call.grad_risk(ctx) and not grad_rule_reports(call, ctx)
         fix = None if ctx.settings.fix_style == "force" and grad_rule_reports(call, ctx) else call.fix(ctx, detach=grad_part, cpu=True)
-        ctx.report(self, node, fix=fix)
+        because, related = evidence(ctx, call.receiver, call.value, grad=False, device=True)
+        ctx.report(self, node, self.message + because, fix, related)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import device_rule_reports, numpy_call
+from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, numpy_call
 from flake8_tensorconv.rules.base import Context, Rule
 
 
@@ -50,4 +50,5 @@ class NumpyRequiresGrad(Rule):
             return
         # The `.cpu()` part is the device rule's fix where that rule reports this call too.
         fix = call.fix(ctx, detach=True, cpu=call.device_risk() and not device_rule_reports(call, ctx))
-        ctx.report(self, node, fix=fix)
+        because, related = evidence(ctx, call.receiver, call.value, grad=True, device=False)
+        ctx.report(self, node, self.message + because, fix, related)
