@@ -371,3 +371,18 @@ def test_cpu_before_detach_needs_a_tensor(code):
 )
 def test_legacy_constructor_size_reports_reads_of_uninitialised_memory(code, reported):
     assert bool(_only("import torch\n" + code, "TCV202")) is reported
+
+
+@pytest.mark.parametrize("code", ["TCV101", "TCV103", "TCV104", "TCV106", "TCV201", "TCV202", "TCV204", "TCV205", "TCV211"])
+def test_a_rules_example_fires_and_its_replacement_does_not(code):
+    import re
+
+    from flake8_tensorconv.rules import RULES_BY_CODE
+
+    sections = RULES_BY_CODE[code].sections()
+    settings = Settings(extend_select=(code,))
+    for heading, fires in (("Example", True), ("Use instead", False)):
+        block = re.search(r"```python\n(.*?)```", sections[heading], re.S)
+        assert block is not None, f"{code}: no code block under {heading}"
+        source = Source(text="import numpy as np\nimport torch\n" + block.group(1))
+        assert (code in {f.code for f in lint_source(source, settings)}) is fires, f"{code} {heading}"

@@ -31,11 +31,13 @@ class TensorCopyConstruct(Rule):
 
     ## Example
     ```python
+    prediction = torch.nn.Linear(4, 1)(batch)
     target = torch.tensor(prediction, dtype=torch.float64, requires_grad=True)
     ```
 
     ## Use instead
     ```python
+    prediction = torch.nn.Linear(4, 1)(batch)
     target = prediction.detach().clone().to(torch.float64).requires_grad_(True)
     ```
 

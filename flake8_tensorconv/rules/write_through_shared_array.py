@@ -63,14 +63,18 @@ class WriteThroughSharedArray(Rule):
 
     ## Example
     ```python
-    scores = model(batch).detach().cpu().numpy()
-    scores[scores < 0] = 0  # also zeroes the tensor, on the CPU only
+    logits = model(batch).detach()
+    scores = logits.cpu().numpy()
+    scores[scores < 0] = 0  # also zeroes `logits`, on the CPU only
+    loss = logits.sum()
     ```
 
     ## Use instead
     ```python
-    scores = model(batch).detach().cpu().numpy().copy()
+    logits = model(batch).detach()
+    scores = logits.cpu().numpy().copy()
     scores[scores < 0] = 0
+    loss = logits.sum()
     ```
 
     ## Fix safety
