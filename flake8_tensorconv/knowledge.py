@@ -144,6 +144,8 @@ CALLED_BY_FRAMEWORKS = frozenset(
 PICKS_FROM_SEQUENCE = frozenset({"random.sample", "random.choices", "random.choice"})
 PICKS_ONE = frozenset({"random.choice"})
 
+# Tensor methods that return (values, inverse, counts) when asked with return_inverse / return_counts.
+UNIQUE_METHODS = frozenset({"unique", "unique_consecutive"})
 # Tensor methods returning (values, indices).
 VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
 # ... and these only when a dim is given (``t.max()`` is a plain tensor).

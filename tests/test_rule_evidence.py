@@ -386,3 +386,15 @@ def test_a_rules_example_fires_and_its_replacement_does_not(code):
         assert block is not None, f"{code}: no code block under {heading}"
         source = Source(text="import numpy as np\nimport torch\n" + block.group(1))
         assert (code in {f.code for f in lint_source(source, settings)}) is fires, f"{code} {heading}"
+
+
+def test_unique_counts_and_inverse_are_integers_but_its_values_keep_grad():
+    code = """\
+        import torch
+        out = torch.nn.Linear(3, 3)(torch.ones(2, 3))
+        values, inverse, counts = out.unique(return_inverse=True, return_counts=True)
+        a = counts.numpy()
+        b = inverse.numpy()
+        c = values.numpy()
+    """
+    assert [(line, rule) for line, rule, _ in findings(code)] == [(6, "TCV101")]

@@ -234,6 +234,12 @@ class CallsMixin:
         indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64")
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(values, indices), fields=(("values", values), ("indices", indices)))
 
+    def _unique(self, source: Value, node: ast.Call) -> Value:
+        """``t.unique(return_counts=True)``: the values as ``t`` (grad kept), then int64 inverse and counts."""
+        counts = tensor(Grad.NO, source.device, "int64")
+        extra = tuple(counts for flag in ("return_inverse", "return_counts") if literal_bool(kwarg(node, flag)))
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(source, *extra))
+
     def _numpy_call(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         name = qualname[len("numpy."):]
         if K.dtype_from_qualname(qualname) is not None and not args:
@@ -313,6 +319,8 @@ class CallsMixin:
             return plain.with_(grad=Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO))
         if name in K.VALUES_INDICES_METHODS or (name in K.VALUES_INDICES_WITH_DIM and (args or keywords)):
             return self._values_indices(plain)
+        if name in K.UNIQUE_METHODS and any(literal_bool(kwarg(node, flag)) for flag in ("return_inverse", "return_counts")):
+            return self._unique(plain, node)
         if name == "size" and not node.args:
             return SHAPE
         if name in K.NON_TENSOR_METHODS:
