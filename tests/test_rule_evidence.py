@@ -246,7 +246,8 @@ def _legacy(code: str) -> list[tuple[str, str, str | None]]:
     ("code", "expected_code", "says", "applicability"),
     [
         ("t = torch.Tensor(np.arange(3))\n", "TCV201", "turns int64 data into float32 floats (integers above 2**24", "safe"),
-        ("t = torch.Tensor([1, 0, 2])\n", "TCV201", "turns int64 data into float32 floats", "safe"),
+        # Literals written into a float constructor are meant as floats, and all are held exactly.
+        ("t = torch.Tensor([1, 0, 2])\n", "TCV211", "implicit cast to the default dtype", "safe"),
         # A float type the author named: the cast is meant (an int32 0/1 feature matrix).
         ("t = torch.DoubleTensor(np.arange(3))\n", "TCV211", "implicit cast to float64", "safe"),
         ("t = torch.FloatTensor(np.zeros(3, dtype=np.int32))\n", "TCV211", "implicit cast to float32", "safe"),

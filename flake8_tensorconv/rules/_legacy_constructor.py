@@ -322,10 +322,10 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
     if literals is not None:
         if not converts_exactly(argument, declared):
             return Cast(LOSSY, None, target, back)
-        # `torch.Tensor([1, 0, 2])`: integer literals become floats under an implicit dtype.
+        # `torch.Tensor([1, 0, 2])`: literals written into a float constructor are meant as floats
+        # (test data, kernels, strides); every one is held exactly, so nothing is lost.
         integers = bool(literals) and all(isinstance(value, int) for value in literals)
-        changes = declared is None and integers and not _has_bool_literal(argument) and not back  # `.long()` undoes it
-        return Cast(CHANGES if changes else KEEPS, "int64" if integers else None, target, back)
+        return Cast(KEEPS, "int64" if integers else None, target, back)
     if converts_exactly(argument, declared):
         return Cast(KEEPS, "int64", target, back)  # `torch.LongTensor([len(data)])`
     source = _source_dtype(argument, ctx)
@@ -336,10 +336,6 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
         # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
         verdict = KEEPS
     return Cast(verdict, source, target, back)
-
-
-def _has_bool_literal(node: ast.expr) -> bool:
-    return any(isinstance(child, ast.Constant) and isinstance(child.value, bool) for child in ast.walk(node))
 
 
 def _verdict(source: str, target: str) -> str:
