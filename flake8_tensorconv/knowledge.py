@@ -225,6 +225,8 @@ FOREIGN_LIBRARIES = frozenset(
     "tensorflow keras tf_keras jax jaxlib flax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
 )
 
+# The legacy autograd wrapper: a tensor that requires grad only with requires_grad=True (even of one that does).
+VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 PARAMETER_CLASSES = frozenset(
     {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
 )

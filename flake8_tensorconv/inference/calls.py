@@ -123,6 +123,12 @@ class CallsMixin:
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(kwarg(node, "requires_grad")) is False else Grad.YES
             device = source.device if source.kind is Kind.TENSOR else Device.CPU
             return tensor(grad, device, source.dtype, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=source.device_origin)
+        if qualname in K.VARIABLE_CLASSES:
+            # The legacy wrapper leaves autograd unless asked: `Variable(model(x)).requires_grad` is False.
+            source = args[0] if args else UNKNOWN
+            requires_grad = literal_bool(kwarg(node, "requires_grad")) if "requires_grad" in keywords else False
+            grad = Grad.UNKNOWN if requires_grad is None else Grad.YES if requires_grad else Grad.NO
+            return tensor(grad, source.device, source.dtype, grad_origin=origin(node) if requires_grad else None, device_origin=source.device_origin)
         if qualname == "torch.device":
             return Value(kind=Kind.DEVICE, grad=Grad.NO, device=device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
         if qualname in K.TORCH_CONJ_VIEWS and args:
