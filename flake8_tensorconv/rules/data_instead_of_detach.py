@@ -137,7 +137,7 @@ class DataInsteadOfDetach(Rule):
         while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES:
             receiver = receiver.func.value  # `x.view(n, -1).data.float()`: judged by `x`
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
-        if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader")):
+        if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
         return ctx.facts.imports_torch
 
