@@ -36,6 +36,8 @@ def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str
         ("import torch\ndef f(buffer):\n    return buffer.data.tolist(), buffer.data.item()\n", []),
         # Only a Python value leaves: nothing that autograd could miss.
         ("import torch\nw = torch.ones(2, requires_grad=True)\nv = w.data.tolist()\n", []),
+        # A dataset's own `.data` (torchvision's MNIST: a uint8 tensor), whatever the split's name.
+        ("import torch\ndef f(train_set, testset):\n    return train_set.data.float(), testset.data.cpu()\n", []),
         # Replacing a parameter's storage is what `.data` is for.
         ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nw.data = w.data.half()\n", []),
         ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nv = torch.nn.Parameter(torch.ones(2))\nw.data = v.data.clone()\n", []),
