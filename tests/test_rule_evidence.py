@@ -30,8 +30,8 @@ def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str
         ("import torch\nw = torch.ones(2, requires_grad=True)\nw.data.cpu().zero_()\n", [(3, "TCV104", "unsafe")]),
         # `.clone()` copies: what happens to the copy afterwards cannot matter.
         ("import torch\nw = torch.ones(2, requires_grad=True)\nc = w.data.clone()\nc.zero_()\n", [(3, "TCV104", "safe")]),
-        # Unknown receiver (a torchvision dataset's `.data` is its own attribute): reported, but the fix is unsafe.
-        ("import torch\ndef f(train_set):\n    return train_set.data.numpy()\n", [(3, "TCV104", "unsafe")]),
+        # Unknown receiver (it may have a `.data` of its own): reported on the torch-only chain, the fix unsafe.
+        ("import torch\ndef f(scores):\n    return scores.data.numpy()\n", [(3, "TCV104", "unsafe")]),
         # memoryview and ndarray have `.tolist()`: no evidence of a tensor at all.
         ("import torch\ndef f(buffer):\n    return buffer.data.tolist(), buffer.data.item()\n", []),
         # Only a Python value leaves: nothing that autograd could miss.
