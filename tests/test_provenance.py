@@ -107,6 +107,22 @@ CASES = {
                 for item in random.sample(self.buffer, 2):
                     print(item.numpy())  # expect: TCV101
     """,
+    "a_class_annotated_as_a_module_is_no_model": """
+        import torch
+
+        def evaluate(envs, Model: torch.nn.Module):
+            model = Model(envs)
+            actions = model.act(torch.ones(3))
+            return actions.cpu().numpy()
+    """,
+    "an_item_of_a_models_dict_output_named_as_data": """
+        import torch
+
+        def predict(model, images):
+            outputs = model(images)
+            labels = outputs[0]["labels"].cpu().numpy()
+            return labels, outputs[0]["scores"].cpu().numpy()  # expect: TCV101
+    """,
     # Class 4: false alarms on parameters.
     "a_forward_input_is_data": """
         import torch

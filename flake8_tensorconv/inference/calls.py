@@ -322,7 +322,8 @@ class CallsMixin:
             kw = kwarg(node, "requires_grad")
             if kw is not None:
                 literal = literal_bool(kw)
-            return plain.with_(grad=Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO))
+            grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)
+            return plain.with_(grad=grad, grad_origin=origin(node) if grad is Grad.YES else None)
         if name in K.VALUES_INDICES_METHODS or (name in K.VALUES_INDICES_WITH_DIM and (args or keywords)):
             return self._values_indices(plain)
         if name in K.UNIQUE_METHODS and any(literal_bool(kwarg(node, flag)) for flag in ("return_inverse", "return_counts")):

@@ -6,6 +6,7 @@ import ast
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.summaries import is_data_name
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -148,6 +149,11 @@ class ExpressionsMixin:
         container = self.eval(node.value)
         self.eval(node.slice)
         if container.kind is Kind.TENSOR:
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value):
+                # `outputs["labels"]`: no tensor takes a string index, so this is a model's dict of outputs,
+                # and the item named as data (labels, indices, masks) needs no grad.
+                return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
             return container.with_(elements=None, element=None, fields=(), facts=frozenset())
         if container.kind is Kind.NDARRAY:
             return arrays.subscript(container, node.slice)

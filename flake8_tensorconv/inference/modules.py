@@ -62,7 +62,8 @@ class ModulesMixin:
             return receiver.with_(device=device, facts=facts, dtype=dtype, device_origin=device_origin)
         if name in ("parameters", "buffers"):
             grad = Grad.YES if name == "parameters" else Grad.NO
-            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=tensor(grad, receiver.device, facts=frozenset({Fact.PARAMETER})))
+            parameter = tensor(grad, receiver.device, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=receiver.device_origin)
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
         if name in ("named_parameters", "named_buffers"):
             grad = Grad.YES if name == "named_parameters" else Grad.NO
             item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(STRING, tensor(grad, receiver.device)))

@@ -263,7 +263,8 @@ class SummariesMixin:
         self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None
     ) -> Value:
         name = arg.arg
-        if self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name)):
+        is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
+        if not is_class and (self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name))):
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
