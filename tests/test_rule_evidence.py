@@ -337,6 +337,7 @@ def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone)
         ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
         ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
         ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
+        ("def f(t: torch.Tensor):\n    return np.asarray(t)\n", "TCV105"),
     ],
 )
 def test_an_annotation_alone_never_makes_a_fix_safe(code, rule):
