@@ -41,6 +41,14 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
 
 
+class Related(NamedTuple):
+    """A place that explains a finding: the step its risk comes from."""
+
+    start: Position
+    end: Position
+    message: str
+
+
 class Finding(NamedTuple):
     code: str
     message: str
@@ -50,6 +58,7 @@ class Finding(NamedTuple):
     # In a notebook: the 1-based index of the cell among all cells (Ruff's numbering); the
     # positions (and the fix's edits) are then relative to that cell. None for a Python file.
     cell: int | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def sort_key(self) -> tuple[int, int, str]:

@@ -327,7 +327,12 @@ class _Joined:
                 edits.append(Edit(edit_start, edit_end, edit.content))
             else:
                 fix = Fix(fix.applicability, fix.message, tuple(edits))
-        return number, finding._replace(start=start, end=end, fix=fix, cell=self.cells[number].index)
+        related = []
+        for step in finding.related:  # evidence in the same cell keeps a cell-relative place
+            (step_cell, step_start), (step_end_cell, step_end) = self.locate(step.start), self.locate(step.end)
+            if step_cell == step_end_cell == number:
+                related.append(step._replace(start=step_start, end=step_end))
+        return number, finding._replace(start=start, end=end, fix=fix, cell=self.cells[number].index, related=tuple(related))
 
 
 # --------------------------------------------------------------------- linting and fixing
