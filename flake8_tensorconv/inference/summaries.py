@@ -42,7 +42,6 @@ class CallerSummary(NamedTuple):
 
     arguments: dict[str, Value]
     grad_enabled: bool  # grad mode is on at one of the calls at least
-    lines: tuple[int, ...]  # where the calls are
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -244,7 +243,7 @@ class SummariesMixin:
                 modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
             grad_enabled = grad_enabled or not modes or any(modes)
             per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
-        return CallerSummary(join_arguments(per_site), grad_enabled, tuple(sorted({site.call.lineno for site in sites})))
+        return CallerSummary(join_arguments(per_site), grad_enabled)
 
     def _parameter_value(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None, summary: CallerSummary | None
