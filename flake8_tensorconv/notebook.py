@@ -236,23 +236,44 @@ def _dedent(lines: list[str]) -> tuple[list[str], list[int]]:
     return dedented, [len(line) - len(new) for line, new in zip(lines, dedented)]
 
 
-def _mask(lines: list[str]) -> list[str]:
-    """The cell's lines with IPython syntax replaced by ``pass`` (same indentation), or emptied for a cell magic."""
-    if next((line for line in lines if line.strip()), "").startswith("%%"):
-        return [""] * len(lines)
+# Magics that run the Python statement or cell they are given: the code is analysed, the magic is not.
+_TIMING_LINE = re.compile(r"(?P<indent>\s*)%(?:time|timeit|prun)\s+(?:-\S+\s+(?:\d+\s+)?)*(?P<statement>[^-\s].*)$")
+_PYTHON_CELL_MAGIC = re.compile(r"\s*%%(?:time|timeit|capture|prun)\b")
+
+
+def _mask(lines: list[str]) -> tuple[list[str], list[int]]:
+    """The cell's lines with IPython syntax replaced by ``pass`` (same indentation), or emptied for a cell magic.
+
+    ``%time stmt`` (and ``%timeit``, ``%prun``) keeps ``stmt``, moved left over the magic: the second list
+    says how many columns each line lost. A ``%%time`` (``%%timeit``, ``%%capture``, ``%%prun``) cell keeps its
+    body; other cell magics empty the cell.
+    """
+    shifts = [0] * len(lines)
+    first = next((index for index, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        if not _PYTHON_CELL_MAGIC.match(lines[first]):
+            return [""] * len(lines), shifts
+        masked_body, body_shifts = _mask(lines[first + 1 :])
+        return [""] * (first + 1) + masked_body, shifts[: first + 1] + body_shifts
     masked = []
     state = _Scan()
     magic_continues = False
-    for line in lines:
+    for index, line in enumerate(lines):
         after, code_end = _scan(line, state) if not magic_continues else (state, 0)
         if magic_continues or (state.at_statement_start and _is_magic(line, after, code_end)):
+            timed = _TIMING_LINE.match(line) if not magic_continues and not line.endswith("\\") else None
+            if timed is not None and _parses_alone(timed.group("statement")):
+                masked.append(timed.group("indent") + timed.group("statement"))
+                shifts[index] = timed.start("statement") - len(timed.group("indent"))
+                state = _scan(masked[-1], state)[0]
+                continue
             indentation = line[: len(line) - len(line.lstrip())]
             masked.append(indentation + "pass" if not magic_continues else "")
             magic_continues = line.endswith("\\")
             continue
         masked.append(line)
         state = after
-    return masked
+    return masked, shifts
 
 
 def _is_magic(line: str, after: _Scan, code_end: int) -> bool:
@@ -275,6 +296,18 @@ def _parses_alone(statement: str) -> bool:
     return True
 
 
+class _JoinedSource(Source):
+    """The joined cells' text: a message names a line by its cell and its row there."""
+
+    def __init__(self, text: str, joined: _Joined) -> None:
+        super().__init__(text)
+        self._joined = joined
+
+    def describe_line(self, line: int) -> str:
+        number, position = self._joined.locate(Position(line, 0))
+        return f"line {position.line} of cell {self._joined.cells[number].index}"
+
+
 class _Joined:
     """The code cells joined into one masked source, and the way back to (cell, row)."""
 
@@ -289,14 +322,14 @@ class _Joined:
         parts: list[str] = []
         for number, cell in enumerate(self.cells):
             lines, dedents = _dedent(_lines(cell.text))
-            masked = _mask(lines)
+            masked, shifts = _mask(lines)
             self.line_counts.append(len(masked))
-            self.dedents.append(dedents)
+            self.dedents.append([dedent + shift for dedent, shift in zip(dedents, shifts)])
             if masked:
                 self.first_lines.append(len(parts) + 1)
                 self.numbers.append(number)
                 parts.extend(line + "\n" for line in masked)
-        self.source = Source("".join(parts))
+        self.source = _JoinedSource("".join(parts), self)
 
     def locate(self, position: Position) -> tuple[int, Position]:
         """The cell (its position in ``cells``) and the cell-relative position of a joined position."""

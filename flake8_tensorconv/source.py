@@ -38,6 +38,10 @@ class Source:
     def __repr__(self) -> str:
         return f"Source(text={self.text!r}, encoding={self.encoding!r}, has_bom={self.has_bom!r})"
 
+    def describe_line(self, line: int) -> str:
+        """How a message names one of this text's lines (a notebook's joined cells name the cell too)."""
+        return f"line {line}"
+
     @cached_property
     def line_starts(self) -> list[int]:
         starts = [0]

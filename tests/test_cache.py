@@ -227,4 +227,4 @@ def test_an_edited_nested_config_is_not_answered_from_the_cache(tensorconv, proj
     config.write_text('fix-style = "force"\n')
     assert fix_contents() == fix_contents() == ["numpy(force=True)"]
     config.write_text('fix-style = "detach-cpu"\n')
-    assert fix_contents() == ["detach()."]
+    assert fix_contents() == [".detach()"]

@@ -26,6 +26,8 @@ SARIF_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sar
 # (indent 2, non-ASCII escaped, sources as one string, no final newline).
 FIXTURES = ["training.ipynb", "training_ascii.ipynb"]
 TCV101 = "`.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first"
+# The evidence names the cell and the row where the value comes from, not the joined source's line.
+EVIDENCE = " (`out` comes from `model(torch.ones(1, 3))` on line 2 of cell 3, outside `no_grad`)"
 
 
 def codes_and_cells(findings):
@@ -57,7 +59,6 @@ def test_fix_cells_returns_the_new_texts_and_leaves_other_cells_alone():
     "line",
     [
         "%matplotlib inline",
-        "%time y = x.numpy()",
         "!pip install torch",
         "!!ls",
         "files = !ls *.py",
@@ -88,7 +89,7 @@ def test_magics_inside_blocks_are_masked_with_their_indentation():
 def test_a_cell_magic_makes_the_whole_cell_not_python():
     cells = [
         CodeCell(1, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))"),
-        CodeCell(2, "%%timeit\narr = out.numpy()"),
+        CodeCell(2, "%%writefile helper.py\narr = out.numpy()"),
         CodeCell(3, "\n%%bash\nif [ -f x ]; then echo out.numpy(; fi"),
         CodeCell(4, "arr = out.numpy()"),
     ]
@@ -113,18 +114,35 @@ def test_python_that_looks_like_ipython_is_still_python(line):
     """These lines are Python (a string, an operator in brackets, a comment): analysed, not masked."""
     cells = [CodeCell(1, f"import torch\nx = torch.ones(3, requires_grad=True)\n{line}\ny = x.numpy()\n")]
     assert [f.start.line for f in lint_cells(cells, Settings())] == [3 + line.count("\n") + 1]
-    assert _mask(cells[0].text.splitlines()) == cells[0].text.splitlines()
+    assert _mask(cells[0].text.splitlines())[0] == cells[0].text.splitlines()
 
 
 def test_masking_keeps_line_numbers_and_indentation():
     text = "for i in range(2):\n    !echo $i \\\n        more\n    x = i?\n%%time is no cell magic here\n"
-    assert _mask(text.splitlines()) == ["for i in range(2):", "    pass", "", "    pass", "pass"]
+    assert _mask(text.splitlines())[0] == ["for i in range(2):", "    pass", "", "    pass", "pass"]
+
+
+def test_timing_magics_keep_the_statement_they_run():
+    """`%time t = t.detach()` runs the assignment: it is analysed, at its own columns."""
+    text = "def f(t):\n    %time t = t.detach()\n    return t\n%timeit -n 3 y = f(1)\n%%time is no cell magic here"
+    masked, shifts = _mask(text.splitlines())
+    assert masked == ["def f(t):", "    t = t.detach()", "    return t", "y = f(1)", "pass"]
+    assert shifts == [0, 6, 0, 13, 0]
+    cells = [CodeCell(1, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))"), CodeCell(2, "%time arr = out.numpy()")]
+    (finding,) = lint_cells(cells, Settings())
+    assert (finding.cell, finding.start) == (2, Position(1, 12))
+    assert fix_cells(cells, Settings()).cells[1].text == "%time arr = out.detach().numpy()"
+
+
+def test_a_timing_cell_magic_keeps_its_body_and_others_empty_the_cell():
+    assert _mask(["%%time", "x = 1"])[0] == ["", "x = 1"]
+    assert _mask(["%%bash", "ls"])[0] == ["", ""]
 
 
 def test_a_cell_indented_as_a_whole_runs_dedented_as_in_ipython():
     cells = [CodeCell(1, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))"), CodeCell(2, "  # plot\n  if True:\n      arr = out.numpy()\n\n  arr")]
     (finding,) = lint_cells(cells, Settings())
-    assert (finding.cell, finding.start, finding.fix.edits[0].start) == (2, Position(3, 12), Position(3, 16))
+    assert (finding.cell, finding.start, finding.fix.edits[0].start) == (2, Position(3, 12), Position(3, 15))
     assert fix_cells(cells, Settings()).cells[1].text == "  # plot\n  if True:\n      arr = out.detach().numpy()\n\n  arr"
 
 
@@ -217,9 +235,10 @@ def project(tmp_path):
 def test_text_output_names_the_cell(tensorconv, project):
     result = tensorconv("check", "--no-cache", "training.ipynb", cwd=project)
     assert result.returncode == 1, result.stderr
-    assert result.stdout.splitlines()[0] == f"training.ipynb:cell 4:2:7: TCV101 [*] {TCV101}"
-    assert [line.split(" ")[0] for line in result.stdout.splitlines()] == ["training.ipynb:cell", "training.ipynb:cell"]
-    assert [line.split(": ")[0] for line in result.stdout.splitlines()] == ["training.ipynb:cell 4:2:7", "training.ipynb:cell 6:4:11"]
+    assert result.stdout.splitlines()[0] == f"training.ipynb:cell 4:2:7: TCV101 [*] {TCV101}{EVIDENCE}"
+    assert [line.split(": ")[0] for line in result.stdout.splitlines()] == [
+        "training.ipynb:cell 4:2:7", "training.ipynb:cell 5:2:1", "training.ipynb:cell 6:4:11"
+    ]
 
 
 def test_json_output_has_the_cell_and_cell_relative_rows(tensorconv, project):
@@ -228,8 +247,8 @@ def test_json_output_has_the_cell_and_cell_relative_rows(tensorconv, project):
     assert (first["code"], first["cell"], first["location"], first["end_location"], first["noqa_row"]) == (
         "TCV101", 4, {"row": 2, "column": 7}, {"row": 2, "column": 18}, 2
     )
-    assert first["fix"]["edits"] == [{"content": "detach().", "location": {"row": 2, "column": 11}, "end_location": {"row": 2, "column": 11}}]
-    assert [finding["cell"] for finding in findings] == [4, 6]
+    assert first["fix"]["edits"] == [{"content": ".detach()", "location": {"row": 2, "column": 10}, "end_location": {"row": 2, "column": 10}}]
+    assert [finding["cell"] for finding in findings] == [4, 5, 6]
 
 
 def test_sarif_names_the_cell_and_stays_valid(tensorconv, project):
@@ -238,9 +257,9 @@ def test_sarif_names_the_cell_and_stays_valid(tensorconv, project):
     log = json.loads(tensorconv("check", "--no-cache", "--output-format", "sarif", "training.ipynb", "script.py", cwd=project).stdout)
     if SARIF_SCHEMA.is_file():
         jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
-    notebook_result, _, script_result = log["runs"][0]["results"]
+    notebook_result, *_, script_result = log["runs"][0]["results"]
     assert notebook_result["properties"] == {"cell": 4}
-    assert notebook_result["message"]["text"] == f"cell 4: {TCV101}"
+    assert notebook_result["message"]["text"] == f"cell 4: {TCV101}{EVIDENCE}"
     assert notebook_result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7, "endLine": 2, "endColumn": 18}
     assert "fixes" not in notebook_result  # cell-relative edits would corrupt the .ipynb file if a tool applied them
     assert "properties" not in script_result and "fixes" in script_result
@@ -250,7 +269,7 @@ def test_github_annotations_name_the_cell(tensorconv, project):
     first = tensorconv("check", "--no-cache", "--output-format", "github", "training.ipynb", cwd=project).stdout.splitlines()[0]
     assert first == (
         "::warning file=training.ipynb,line=2,col=7,endLine=2,endColumn=18,title=TCV101 (cell 4)"
-        f"::cell 4:2:7: TCV101 {TCV101}"
+        f"::cell 4:2:7: TCV101 {TCV101}{EVIDENCE}"
     )
 
 
@@ -267,15 +286,16 @@ def test_fix_changes_only_the_edited_source_lines(tensorconv, project, name, new
     before, after = original.split(newline), fixed.split(newline)
     assert len(before) == len(after)
     changed = [(old, new) for old, new in zip(before, after) if old != new]
-    if name == "training.ipynb":  # one JSON string per source line: exactly the two edited lines differ
+    if name == "training.ipynb":  # one JSON string per source line: exactly the three edited lines differ
         assert changed == [
             (b'    "arr = out.numpy()\\n",', b'    "arr = out.detach().numpy()\\n",'),
+            (b'    "out.numpy()"', b'    "out.detach().numpy()"'),  # the body of a %%timeit cell is Python
             (b'    "weights = torch.Tensor(labels)\\n",', b'    "weights = torch.as_tensor(labels, dtype=torch.get_default_dtype())\\n",'),
         ]
-    else:  # each source is one JSON string on one line: those two lines differ, in those words only
+    else:  # each source is one JSON string on one line: those three lines differ, in those words only
         assert [old.replace(b"out.numpy()", b"out.detach().numpy()").replace(
             b"torch.Tensor(labels)", b"torch.as_tensor(labels, dtype=torch.get_default_dtype())") for old, _ in changed] == [new for _, new in changed]
-        assert len(changed) == 2 and all(new.lstrip().startswith(b'"source": ') for _, new in changed)
+        assert len(changed) == 3 and all(new.lstrip().startswith(b'"source": ') for _, new in changed)
     notebook = nbformat.reads(fixed.decode("utf-8"), as_version=4)
     nbformat.validate(notebook)
     assert [cell.source for cell in notebook.cells if cell.cell_type == "code"][4].startswith("!pip list | grep torch\nfiles = !ls\n")
@@ -291,6 +311,7 @@ def test_diff_names_each_changed_cell_and_writes_nothing(tensorconv, project):
     assert result.stdout == (
         "--- training.ipynb:cell 4\n+++ training.ipynb:cell 4\n@@ -1,3 +1,3 @@\n"
         " # predictions, for the plot (étiquettes → colonnes)\n-arr = out.numpy()\n+arr = out.detach().numpy()\n plt.imshow(arr)\n"
+        "--- training.ipynb:cell 5\n+++ training.ipynb:cell 5\n@@ -1,2 +1,2 @@\n %%timeit\n-out.numpy()\n+out.detach().numpy()\n"
         "--- training.ipynb:cell 6\n+++ training.ipynb:cell 6\n@@ -1,5 +1,5 @@\n"
         " !pip list | grep torch\n files = !ls\n labels = np.array([0, 1, 2])\n-weights = torch.Tensor(labels)\n"
         "+weights = torch.as_tensor(labels, dtype=torch.get_default_dtype())\n torch.Tensor?\n"
@@ -324,13 +345,13 @@ def test_folders_yield_notebooks_but_not_checkpoints_and_cache_and_jobs_agree(te
     serial = tensorconv("check", "--no-cache", "-j1", ".", cwd=project)
     files = sorted({line.split(":")[0] for line in serial.stdout.splitlines()})
     assert files == ["sub/copy.ipynb", "training.ipynb", "training_ascii.ipynb"]
-    assert len(serial.stdout.splitlines()) == 6
+    assert len(serial.stdout.splitlines()) == 9
     assert tensorconv("check", "--no-cache", "-j2", ".", cwd=project).stdout == serial.stdout
     first = tensorconv("check", ".", cwd=project)
     cached = tensorconv("check", ".", cwd=project)
     assert first.stdout == cached.stdout == serial.stdout
     fixed = tensorconv("check", "--fix", ".", cwd=project)  # the cache knows fixes remain: the engine makes them
-    assert fixed.returncode == 0 and "Found 6 errors (6 fixed, 0 remaining)." in fixed.stderr
+    assert fixed.returncode == 0 and "Found 9 errors (9 fixed, 0 remaining)." in fixed.stderr
 
 
 # --------------------------------------------------------------------- flake8 users: nbqa
@@ -342,13 +363,14 @@ def test_nbqa_runs_flake8_with_the_plugin_on_a_notebook(project):
     )
     assert result.returncode == 1, result.stderr
     # nbqa numbers the code cells only: the 4th cell of the notebook is its 3rd code cell.
-    assert f"training.ipynb:cell_3:2:7: TCV101 [*] {TCV101}" in result.stdout.splitlines()
+    # nbqa maps positions back to cells but not the text: the evidence's line is one of nbqa's own script.
+    assert any(line.startswith(f"training.ipynb:cell_3:2:7: TCV101 [*] {TCV101}") for line in result.stdout.splitlines()), result.stdout
 
 
 def test_positions_are_cell_relative_in_the_public_api():
     notebook = read_notebook((NOTEBOOKS / "training.ipynb").read_bytes())
     findings = lint_cells(notebook.cells, Settings())
-    assert [(f.cell, f.start) for f in findings] == [(4, Position(2, 6)), (6, Position(4, 10))]
+    assert [(f.cell, f.start) for f in findings] == [(4, Position(2, 6)), (5, Position(2, 0)), (6, Position(4, 10))]
 
 
 def test_the_readme_shows_what_the_user_sees(tensorconv, project):

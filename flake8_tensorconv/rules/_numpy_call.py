@@ -59,7 +59,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     if grad_origin is not None:
         what = _describe(ctx, grad_origin)
         who = "it" if who == what else who
-        clauses.append(f"{who} comes from {what} on line {grad_origin.line}, outside `no_grad`")
+        clauses.append(f"{who} comes from {what} on {ctx.source.describe_line(grad_origin.line)}, outside `no_grad`")
         related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
     if device_origin is not None:
         what = _describe(ctx, device_origin)
@@ -67,7 +67,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
             clauses[-1] += ", and may be on a GPU"
         else:
             subject_text = "its device" if clauses else ("it" if who == what else who)
-            clauses.append(f"{subject_text} comes from {what} on line {device_origin.line}, which may be a GPU")
+            clauses.append(f"{subject_text} comes from {what} on {ctx.source.describe_line(device_origin.line)}, which may be a GPU")
         related.append(_related(ctx, device_origin, f"may be on a GPU: {what}"))
     return (f" ({'; '.join(clauses)})" if clauses else ""), tuple(related)
 

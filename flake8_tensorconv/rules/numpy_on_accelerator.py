@@ -32,8 +32,10 @@ class NumpyOnAccelerator(Rule):
     ```
 
     ## Fix safety
-    Safe: on the CPU `.cpu()` returns the very same tensor, so values and memory
-    sharing are unchanged wherever the original worked. When the tensor may also
+    Safe where the function itself shows the receiver is a torch tensor: on the
+    CPU `.cpu()` returns the very same tensor, so values and memory sharing are
+    unchanged wherever the original worked. Unsafe where that rests only on a
+    parameter (its annotation, its name, or what the file's own callers pass). When the tensor may also
     require grad the fix is `.detach().cpu().numpy()`.
     """
 
@@ -41,7 +43,7 @@ class NumpyOnAccelerator(Rule):
     name = "numpy-on-accelerator"
     message = "`.numpy()` on a tensor that may be on a GPU raises TypeError; call `.cpu()` first"
     triggers = (".numpy(",)
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = numpy_call(node, ctx)

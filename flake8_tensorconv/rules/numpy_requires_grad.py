@@ -32,9 +32,11 @@ class NumpyRequiresGrad(Rule):
     ```
 
     ## Fix safety
-    Safe: the receiver is known to be a torch tensor, and `t.detach().numpy()`
-    returns the same values, dtype, strides and memory as `t.numpy()` wherever
-    `t.numpy()` works. With `fix-style = "force"` the fix is `.numpy(force=True)`,
+    Safe where the function itself shows the receiver is a torch tensor:
+    `t.detach().numpy()` returns the same values, dtype, strides and memory as
+    `t.numpy()` wherever `t.numpy()` works. Unsafe where that rests only on a
+    parameter (its annotation, its name, or what the file's own callers pass): a
+    caller elsewhere may pass an object whose `.numpy()` is its own. With `fix-style = "force"` the fix is `.numpy(force=True)`,
     equally safe on the CPU (it copies where the tensor is not on the CPU).
     """
 
@@ -42,7 +44,7 @@ class NumpyRequiresGrad(Rule):
     name = "numpy-requires-grad"
     message = "`.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first"
     triggers = (".numpy(",)
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = numpy_call(node, ctx)

@@ -42,7 +42,10 @@ class TensorCopyConstruct(Rule):
     ```
 
     ## Fix safety
-    Safe: the argument is known to be a tensor, and `t.detach().clone()` gives
+    Safe where the function itself shows the argument is a tensor (unsafe where
+    that rests only on a parameter's annotation, name or callers: a caller
+    elsewhere may pass a number, which `torch.tensor` takes and `.detach()` does
+    not). Then `t.detach().clone()` gives
     the same values, dtype, device, strides (transposed and channels-last
     inputs included), conjugate resolution and a new memory block, detached;
     `.to(...)` after the clone does what `dtype=`/`device=` did, and
@@ -57,7 +60,7 @@ class TensorCopyConstruct(Rule):
         "`t.detach().clone()` makes the same detached copy without it"
     )
     triggers = ("torch.tensor(",)
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         if ctx.qualname(node.func) != "torch.tensor":
