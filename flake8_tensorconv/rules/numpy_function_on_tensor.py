@@ -4,6 +4,7 @@ import ast
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._receivers import only_declared
+from flake8_tensorconv.rules._numpy_call import device_risk, grad_risk
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
@@ -49,11 +50,14 @@ _UFUNCS = {**_UNARY_UFUNCS, **_BINARY_UFUNCS, **_TENSOR_PAIR_UFUNCS}
 class NumpyFunctionOnTensor(Rule):
     """
     ## What it does
-    Flags NumPy reductions and ufuncs called on a tensor (`np.sum(t)`,
-    `np.isnan(t)`). The reductions are `np.sum`, `np.mean`, `np.max`, `np.min`,
-    `np.std`, `np.var`, `np.prod`, `np.any`, `np.all`, `np.amax` and `np.amin`; the
-    ufuncs are those with a torch counterpart (`np.isnan`, `np.exp`, `np.sqrt`,
-    `np.greater`, `np.maximum`, ...).
+    Flags NumPy reductions called on a tensor (`np.sum(t)`), NumPy ufuncs with a
+    boolean result (`np.isnan(t)`), and other ufuncs on a tensor that may require
+    grad or live on a GPU (`np.exp(model(x))`). The reductions are `np.sum`,
+    `np.mean`, `np.max`, `np.min`, `np.std`, `np.var`, `np.prod`, `np.any`, `np.all`,
+    `np.amax` and `np.amin`; the ufuncs are those with a torch counterpart
+    (`np.isnan`, `np.exp`, `np.sqrt`, `np.greater`, `np.maximum`, ...). A float
+    ufunc on a CPU tensor without grad (`np.sqrt(t.cpu())`) works, with NumPy 2's
+    deprecation warning about torch's `__array_wrap__`, and is left alone.
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's
@@ -112,7 +116,12 @@ class NumpyFunctionOnTensor(Rule):
             if ctx.value(node.args[0]).kind is Kind.TENSOR:
                 self._reduction(node, name, ctx)
         elif name in _UFUNCS and any(ctx.value(argument).kind is Kind.TENSOR for argument in node.args):
-            self._ufunc(node, name, ctx)
+            # A float ufunc on a CPU tensor without grad works (NumPy 2 only warns about `__array_wrap__`):
+            # reported where the result is a broken mask, or where the conversion can raise.
+            if name in _BOOLEAN_UFUNCS or any(
+                grad_risk(ctx.value(argument), ctx) or device_risk(ctx.value(argument)) for argument in node.args
+            ):
+                self._ufunc(node, name, ctx)
 
     # ------------------------------------------------------------------ reductions
     def _reduction(self, node: ast.Call, name: str, ctx: Context) -> None:
