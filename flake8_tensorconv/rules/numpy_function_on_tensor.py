@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules._numpy_call import device_risk, grad_risk
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
