@@ -1,23 +1,33 @@
-"""Run a function over tasks in worker processes: the standard library's process pool.
+"""Run a function over tasks in worker processes, each task going to the next free worker.
 
-Workers are forked on Linux (they start with the rules already imported) and spawned
-elsewhere, where fork is missing or unsafe. They receive the function and the tasks once,
-when they start, and then only task numbers; each result comes back pickled. A task that
-raises in a worker, or whose worker dies, is done again by the parent once the pool has
-finished, so that an error shows there as it is and a lost worker loses no result.
+On Linux the workers are forked: a forked worker starts in about a millisecond with the
+rules already imported. Each worker has a pipe from the parent, which sends it task
+numbers one at a time (two in flight, so that it never waits), and a pipe back, on which
+it sends each result, pickled. A worker that dies leaves its tasks to the parent, which
+runs them itself. Elsewhere (fork is missing or unsafe) the platform's process pool is used.
+
+Why not ``concurrent.futures.ProcessPoolExecutor`` on Linux too: measured for issue 14
+(that pool is commit c14771c), its imports (multiprocessing, logging, socket, threading),
+queues and threads cost 31-34 ms more CPU per run, and ``bench/pools.py`` (2 shared cores,
+two runs of 41 paired rounds) put ``tensorconv check -j2`` at 1.31x this pool's wall time
+on 10 files (+72 and +79 ms) and 1.08-1.09x on torch/nn; on all of torch the two were
+within the machine's noise. Figures in docs/speed.md.
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 _Task = TypeVar("_Task")
 _Result = TypeVar("_Result")
 
-# A worker's function and tasks, given once when it starts (inherited, not pickled, when forked).
-_work: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+_INDEX = 4  # bytes of a task number
+_LENGTH = 8  # bytes of a result's length
+_IN_FLIGHT = 2  # tasks sent to a worker before it has answered
 
 
 def run_tasks(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int) -> list[_Result]:
@@ -25,31 +35,118 @@ def run_tasks(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs
     jobs = min(jobs, len(tasks))
     if jobs <= 1:
         return [function(task) for task in tasks]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, wait
+    if sys.platform.startswith("linux"):
+        return _forked(function, tasks, jobs)
+    from concurrent.futures import ProcessPoolExecutor
 
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(function, tasks))
-    try:
-        futures = [pool.submit(_run_task, index) for index in range(len(tasks))]
-        wait(futures)
-    finally:
-        pool.shutdown(cancel_futures=True)  # after an interrupt: start nothing more
-    # What a worker could not do (it raised, or died): done here, where an error shows as it is.
-    return [function(task) if future.exception() else future.result() for future, task in zip(futures, tasks)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(function, tasks))
 
 
-def _start_worker(function: Callable[[Any], Any], tasks: Sequence[Any]) -> None:
-    import gc
+class _Worker:
+    def __init__(self, pid: int, tasks: int, results: int) -> None:
+        self.pid = pid
+        self.tasks = tasks  # write end: task numbers to the worker
+        self.results = results  # read end: results from the worker
+        self.buffer = bytearray()
 
-    global _work
-    _work = function, tasks
-    # The garbage collector would walk (and so copy, page by page) every object a forked
-    # worker inherited; frozen, they are left alone.
+
+def _forked(function: Callable[[_Task], _Result], tasks: Sequence[_Task], jobs: int) -> list[_Result]:
+    import pickle
+    import selectors
+
+    results: dict[int, _Result] = {}
+    workers: list[_Worker] = []
+    next_task = 0
+
+    def send(worker: _Worker) -> None:
+        nonlocal next_task
+        if next_task < len(tasks):
+            next_task += 1
+            try:
+                os.write(worker.tasks, (next_task - 1).to_bytes(_INDEX, "little"))
+            except BrokenPipeError:  # the worker died after its last answer: the task is done below
+                pass
+        elif worker.tasks >= 0:
+            os.close(worker.tasks)  # no more work: the worker exits at end of file
+            worker.tasks = -1
+
+    # The garbage collector of a worker would walk (and so copy, page by page) every object it
+    # inherited; frozen, they are left alone.
     gc.freeze()
+    try:
+        for _ in range(jobs):
+            workers.append(_start(function, tasks, workers))
+        gc.unfreeze()
+        for worker in workers:
+            for _ in range(_IN_FLIGHT):
+                send(worker)
+        with selectors.DefaultSelector() as selector:
+            for worker in workers:
+                selector.register(worker.results, selectors.EVENT_READ, worker)
+            while selector.get_map():
+                for key, _ in selector.select():
+                    worker = key.data
+                    chunk = os.read(worker.results, 1 << 16)
+                    if not chunk:  # the worker exited (or died: its pending tasks are run below)
+                        selector.unregister(worker.results)
+                        continue
+                    worker.buffer += chunk
+                    while len(worker.buffer) >= _LENGTH:
+                        size = int.from_bytes(worker.buffer[:_LENGTH], "little")
+                        if len(worker.buffer) < _LENGTH + size:
+                            break
+                        index, ok, value = pickle.loads(worker.buffer[_LENGTH : _LENGTH + size])
+                        del worker.buffer[: _LENGTH + size]
+                        if ok:
+                            results[index] = value
+                        send(worker)
+    finally:
+        gc.unfreeze()
+        for worker in workers:
+            for descriptor in (worker.tasks, worker.results):
+                if descriptor >= 0:
+                    os.close(descriptor)
+            worker.tasks = worker.results = -1
+        for worker in workers:
+            os.waitpid(worker.pid, 0)
+    # What a worker could not do (it raised, or died): done here, where an error shows as it is.
+    return [results[index] if index in results else function(task) for index, task in enumerate(tasks)]
 
 
-def _run_task(index: int) -> Any:
-    assert _work is not None, "a task reached a process the pool did not start"
-    function, tasks = _work
-    return function(tasks[index])
+def _start(function: Callable[[_Task], _Result], tasks: Sequence[_Task], others: list[_Worker]) -> _Worker:
+    task_read, task_write = os.pipe()
+    result_read, result_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        status = 1
+        try:
+            for descriptor in (task_write, result_read, *(d for other in others for d in (other.tasks, other.results))):
+                os.close(descriptor)
+            _serve(function, tasks, task_read, result_write)
+            status = 0
+        finally:
+            os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
+    os.close(task_read)
+    os.close(result_write)
+    return _Worker(pid, task_write, result_read)
+
+
+def _serve(function: Callable[[_Task], _Result], tasks: Sequence[_Task], task_read: int, result_write: int) -> None:
+    import pickle
+
+    while True:
+        data = b""
+        while len(data) < _INDEX:
+            chunk = os.read(task_read, _INDEX - len(data))
+            if not chunk:
+                return
+            data += chunk
+        index = int.from_bytes(data, "little")
+        try:
+            payload = pickle.dumps((index, True, function(tasks[index])), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            payload = pickle.dumps((index, False, None))  # the parent runs it again and sees the error
+        message = memoryview(len(payload).to_bytes(_LENGTH, "little") + payload)
+        while message:
+            message = message[os.write(result_write, message) :]
