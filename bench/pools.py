@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     modules = sorted(str(path) for path in (torch_dir / "nn" / "modules").glob("*.py"))[:SMALL_FILES]
     targets = {"small": modules, "nn": [str(torch_dir / "nn")], "torch": [str(torch_dir)]}
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.against], capture_output=True, text=True, check=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "--verify", f"{args.against}^{{commit}}"], capture_output=True, text=True)
+    if commit.returncode != 0:
+        parser.error(f"--against {args.against}: not a commit of {ROOT}")
     before_label, after_label = args.against, "working tree"
     print(f"bench: {cores} cores, Python {sys.version.split()[0]}; {before_label} is {commit.stdout.strip()}")
     print(f"bench: load average before: {', '.join(f'{load:.1f}' for load in os.getloadavg())}", flush=True)
