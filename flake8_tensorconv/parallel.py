@@ -1,12 +1,17 @@
 """Run a function over tasks in worker processes, each task going to the next free worker.
 
 On Linux the workers are forked: a forked worker starts in about a millisecond with the
-rules already imported, whereas importing and starting ``concurrent.futures``' pool costs
-about 30 ms, a tenth of a run over torch/nn. Each worker has a pipe from the parent, which
-sends it task numbers one at a time (two in flight, so that it never waits), and a pipe
-back, on which it sends each result, pickled. A worker that dies leaves its tasks to the
-parent, which runs them itself. Elsewhere (fork is missing or unsafe) the platform's
-process pool is used.
+rules already imported. Each worker has a pipe from the parent, which sends it task
+numbers one at a time (two in flight, so that it never waits), and a pipe back, on which
+it sends each result, pickled. A worker that dies leaves its tasks to the parent, which
+runs them itself. Elsewhere (fork is missing or unsafe) the platform's process pool is used.
+
+Why not ``concurrent.futures.ProcessPoolExecutor`` on Linux too: measured for issue 14
+(that pool is commit c14771c), its imports (multiprocessing, logging, socket, threading),
+queues and threads cost 31-34 ms more CPU per run, and ``bench/pools.py`` (2 shared cores,
+two runs of 41 paired rounds) put ``tensorconv check -j2`` at 1.31x this pool's wall time
+on 10 files (+72 and +79 ms) and 1.08-1.09x on torch/nn; on all of torch the two were
+within the machine's noise. Figures in docs/speed.md.
 """
 
 from __future__ import annotations
