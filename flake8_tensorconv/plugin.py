@@ -43,7 +43,10 @@ class TensorConvChecker:
     def parse_options(cls, options: argparse.Namespace) -> None:
         from flake8_tensorconv.rules import ALL_RULES
 
-        cls.settings = Settings(select=("ALL",), fix_style=getattr(options, "tensorconv_fix_style", "detach-cpu"))
+        fix_style = getattr(options, "tensorconv_fix_style", "detach-cpu")
+        if fix_style not in FIX_STYLES:  # flake8 checks `choices` on the command line, not in config files
+            raise SystemExit(f"flake8: tensorconv-fix-style = {fix_style!r} is not one of {', '.join(FIX_STYLES)}")
+        cls.settings = Settings(select=("ALL",), fix_style=fix_style)
         enabled = _codes_flake8_reports([rule.code for rule in ALL_RULES], options)
         if enabled is not None:
             # As in the CLI, an opt-in rule runs only when its full code is selected (`--select=TCV` keeps it off).
@@ -73,8 +76,10 @@ class TensorConvChecker:
                 yield 1, 0, f"TCV002 internal error in flake8-tensorconv, this file was not checked: {type(error).__name__}: {error}", type(self)
             return
         for finding in findings:
+            # flake8 cannot apply fixes: a fixable finding says what `tensorconv check --fix` would do.
+            fix = f" (fix: {finding.fix.message})" if finding.fix is not None else ""
             marker = " [*]" if finding.fix is not None else ""
-            yield finding.start.line, finding.start.column, f"{finding.code}{marker} {finding.message}", type(self)
+            yield finding.start.line, finding.start.column, f"{finding.code}{marker} {finding.message}{fix}", type(self)
 
 
 def _all_codes() -> list[tuple[str, bool]]:

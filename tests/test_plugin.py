@@ -73,9 +73,16 @@ def test_flake8_noqa_and_ignore(flake8, tmp_path):
 
 
 def test_flake8_setup_cfg_fix_style_option(flake8, tmp_path):
-    (tmp_path / "setup.cfg").write_text("[flake8]\ntensorconv-fix-style = force\n")
     (tmp_path / "f.py").write_text("import torch\n\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = out.numpy()\n")
-    assert flake8("--select=TCV", "f.py", cwd=tmp_path).returncode == 1
+    default = flake8("--select=TCV", "f.py", cwd=tmp_path)
+    assert "f.py:4:7: TCV101 [*]" in default.stdout and "(fix: " in default.stdout
+    assert "force=True" not in default.stdout
+    (tmp_path / "setup.cfg").write_text("[flake8]\ntensorconv-fix-style = force\n")
+    forced = flake8("--select=TCV", "f.py", cwd=tmp_path)
+    assert "f.py:4:7: TCV101 [*]" in forced.stdout and "force=True" in forced.stdout, forced.stdout
+    (tmp_path / "setup.cfg").write_text("[flake8]\ntensorconv-fix-style = bogus\n")
+    bogus = flake8("--select=TCV", "f.py", cwd=tmp_path)
+    assert bogus.returncode != 0 and "bogus" in bogus.stderr
 
 
 def _options(**values: object) -> argparse.Namespace:

@@ -73,7 +73,8 @@ class NumpyCallOnTensor(Rule):
 
     ## Example
     ```python
-    out = model(batch)
+    model = nn.Linear(3, 2)
+    out = model(torch.ones(4, 3))
     probs = np.asarray(out)
     merged = np.concatenate([model(a), model(b)])
     ```

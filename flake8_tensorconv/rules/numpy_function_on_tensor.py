@@ -74,6 +74,7 @@ class NumpyFunctionOnTensor(Rule):
 
     ## Example
     ```python
+    t = torch.tensor([0.5, float("nan"), 2.0])
     total = np.sum(t)
     t[np.isnan(t)] = 0
     ```

@@ -34,7 +34,7 @@ class ReadonlyArrayToTensor(Rule):
 
     ## Example
     ```python
-    pixels = np.frombuffer(payload, dtype=np.uint8)
+    pixels = np.frombuffer(bytes(payload), dtype=np.uint8)
     t = torch.from_numpy(pixels)
     ```
 
