@@ -42,10 +42,11 @@ class Device(enum.Enum):
     UNKNOWN = "unknown"
 
 
-class Fact(enum.StrEnum):
+class Fact(str, enum.Enum):
     """What holds of a value on every path (``Value.facts``).
 
-    A StrEnum, so that a set of facts is spelled with members, and each member prints as it reads.
+    A str enum (``enum.StrEnum`` needs Python 3.11), so that a set of facts is spelled with members,
+    and each member prints as it reads.
     """
 
     # modules
@@ -85,6 +86,9 @@ class Origin(NamedTuple):
 def origin(node: ast.AST, description: str | None = None) -> Origin:
     return Origin(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, description)  # type: ignore[attr-defined]
 
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
