@@ -72,6 +72,9 @@ class Fact(str, enum.Enum):
     # refinement only: a guard says the value is not a torch tensor
     NOT_TENSOR = "not-tensor"
 
+    def __str__(self) -> str:
+        return str(self.value)
+
 
 class Origin(NamedTuple):
     """Where a value's risk comes from: the source step a finding names as its evidence."""
@@ -85,10 +88,6 @@ class Origin(NamedTuple):
 
 def origin(node: ast.AST, description: str | None = None) -> Origin:
     return Origin(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, description)  # type: ignore[attr-defined]
-
-
-    def __str__(self) -> str:
-        return str(self.value)
 
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
