@@ -89,6 +89,7 @@ class Origin(NamedTuple):
 def origin(node: ast.AST, description: str | None = None) -> Origin:
     return Origin(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, description)  # type: ignore[attr-defined]
 
+
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
 )
