@@ -16,7 +16,7 @@ from flake8_tensorconv.source import Source, SourceError, decode, write_atomical
 
 if TYPE_CHECKING:
     from flake8_tensorconv.cache import Cache
-    from flake8_tensorconv.notebook import CodeCell
+    from flake8_tensorconv.notebook import CodeCell, Notebook
 
 UNPARSABLE = "TCV001"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -202,9 +202,31 @@ def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules
                     _write(path, replace_sources(notebook, {after.index: after.text for _, after in fixed.changed}), mode, result)
         else:
             result.findings = lint_cells(notebook.cells, settings, rules)
+            if mode.add_noqa and result.findings:
+                _add_noqa_to_cells(path, notebook, mode, result)
     except CellParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)._replace(cell=error.cell)]
+
+
+def _add_noqa_to_cells(path: str, notebook: Notebook, mode: Mode, result: FileResult) -> None:
+    """``--add-noqa`` in a notebook: the comments go into the cells' lines; only those cells' sources are rewritten."""
+    from flake8_tensorconv.noqa import add_noqa
+    from flake8_tensorconv.notebook import replace_sources
+
+    texts: dict[int, str] = {}
+    for cell in notebook.cells:
+        findings = [finding for finding in result.findings if finding.cell == cell.index]
+        if not findings:
+            continue
+        added = add_noqa(Source(cell.text), findings)
+        result.noqa_added += added.count
+        result.warnings.extend(f"{path}:cell {cell.index}:{line}: {reason}" for line, reason in added.skipped)
+        if added.count:
+            texts[cell.index] = added.text
+    result.findings = []
+    if texts:
+        _write(path, replace_sources(notebook, texts), mode, result)
 
 
 def _cell_diff(path: str, before: CodeCell, after: CodeCell) -> str:

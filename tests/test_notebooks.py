@@ -379,3 +379,23 @@ def test_the_readme_shows_what_the_user_sees(tensorconv, project):
         shown = readme.split(f"$ tensorconv {command}\n", 1)[1].split("\n$ ", 1)[0].split("\n```", 1)[0]
         result = tensorconv(*command.split(), "--no-cache", cwd=project)
         assert shown == (result.stdout + result.stderr).rstrip("\n")
+
+
+def test_add_noqa_writes_into_the_cells_and_keeps_every_other_byte(tensorconv, project):
+    import nbformat
+
+    path = project / "training.ipynb"
+    before = path.read_bytes()
+    result = tensorconv("check", "--no-cache", "--add-noqa", "training.ipynb", cwd=project)
+    assert result.returncode == 0 and "Added 3 noqa directives." in result.stderr, result.stderr
+    after = path.read_bytes()
+    changed = [(old, new) for old, new in zip(before.split(b"\n"), after.split(b"\n")) if old != new]
+    assert [new for _, new in changed] == [
+        b'    "arr = out.numpy()  # noqa: TCV101\\n",',
+        b'    "out.numpy()  # noqa: TCV101"',
+        b'    "weights = torch.Tensor(labels)  # noqa: TCV201\\n",',
+    ]
+    nbformat.validate(nbformat.reads(after.decode("utf-8"), as_version=4))
+    assert tensorconv("check", "--no-cache", "training.ipynb", cwd=project).returncode == 0
+    again = tensorconv("check", "--no-cache", "--add-noqa", "training.ipynb", cwd=project)
+    assert "Added 0 noqa directives." in again.stderr and path.read_bytes() == after
