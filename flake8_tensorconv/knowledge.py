@@ -134,7 +134,12 @@ OUTPUT_PARAMETER_NAMES = frozenset(
 )
 OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs", "_embeddings", "_loss", "_probs")
 # Docstring words that describe a parameter as a model's output.
-OUTPUT_DOC_WORDS = re.compile(r"logits|output of (?:the|a) (?:model|network)|model(?:'s)? outputs?|predictions|embeddings", re.IGNORECASE)
+OUTPUT_DOC_WORDS = re.compile(
+    r"logits|outputs? of (?:the|a) (?:model|network|net|policy|critic|actor)"
+    r"|(?:model|network|policy|critic|actor|inference)(?:'s)? outputs?"
+    r"|predictions|embeddings|value estimat|estimated? (?:by|from) (?:the|a) (?:model|network|policy|critic)|log[- ]?probabilit",
+    re.IGNORECASE,
+)
 # Methods that a framework calls (nn.Module.__call__, Lightning, Gym): their callers are never all in sight.
 CALLED_BY_FRAMEWORKS = frozenset(
     "forward training_step validation_step test_step predict_step reset step render close".split()

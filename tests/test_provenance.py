@@ -227,8 +227,8 @@ CASES = {
                 self.reset()
                 return first, self.last.numpy()
 
-            def keep(self, out: torch.Tensor):
-                self.value = out
+            def keep(self, logits: torch.Tensor):
+                self.value = logits
                 return self.value.numpy()  # expect: TCV101, TCV102
     """,
     "guards_assert_and_dtype": """
@@ -246,9 +246,9 @@ CASES = {
     "star_import_of_a_torch_package": """
         from fastai.basics import *
 
-        def create(fn: Tensor):
-            if isinstance(fn, Tensor):
-                fn = fn.numpy()  # expect: TCV101, TCV102
+        def create(outputs: Tensor):
+            if isinstance(outputs, Tensor):
+                outputs = outputs.numpy()  # expect: TCV101, TCV102
             return torch.randperm(4).numpy()
     """,
     "star_import_without_torch": """
@@ -262,8 +262,8 @@ CASES = {
         import numpy.typing as npt
         import torch
 
-        def f(a: Optional[torch.Tensor], b: "torch.Tensor", c: Union[torch.Tensor, npt.NDArray], d: torch.Tensor | None):
-            return a.numpy(), b.cpu().numpy(), c.cpu().numpy(), d.detach().numpy()  # expect: TCV101, TCV102
+        def f(logits: Optional[torch.Tensor], preds: "torch.Tensor", scores: Union[torch.Tensor, npt.NDArray], outputs: torch.Tensor | None):
+            return logits.numpy(), preds.cpu().numpy(), scores.cpu().numpy(), outputs.detach().numpy()  # expect: TCV101, TCV102
     """,
     "foreign_and_own_classes": """
         import onnxruntime as ort

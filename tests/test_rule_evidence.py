@@ -120,14 +120,14 @@ def test_an_or_guard_that_returns_leaves_the_facts_of_every_operand():
     code = """\
         import torch
 
-        def as_array(t: torch.Tensor):
-            if t.device.type != "cpu" or t.is_conj():
+        def as_array(logits: torch.Tensor):
+            if logits.device.type != "cpu" or logits.is_conj():
                 return None
-            return t.detach().numpy()
+            return logits.detach().numpy()
 
-        def maybe(t: torch.Tensor):
-            if t.is_conj() or t.device.type == "cpu":
-                return t.detach().numpy()
+        def maybe(logits: torch.Tensor):
+            if logits.is_conj() or logits.device.type == "cpu":
+                return logits.detach().numpy()
             return None
     """
     assert findings(code) == [(10, "TCV102", "safe")]
@@ -333,18 +333,23 @@ def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone)
 @pytest.mark.parametrize(
     ("code", "rule"),
     [
-        ("def f(t: torch.Tensor):\n    return t.numpy()\n", "TCV101"),
+        ("def f(logits: torch.Tensor):\n    return logits.numpy()\n", "TCV101"),
         ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
         ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
         ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
-        ("def f(t: torch.Tensor):\n    return np.asarray(t)\n", "TCV105"),
+        ("def f(logits: torch.Tensor):\n    return np.asarray(logits)\n", "TCV105"),
     ],
 )
 def test_an_annotation_alone_never_makes_a_fix_safe(code, rule):
-    """Issue 14: evidence that is only an annotation may justify a finding, never a safe fix."""
+    """Issue 14: evidence that is only an annotation or a name may justify a finding, never a safe fix.
+
+    (For grad and device risk an annotation says nothing: the parameter's name says it is a model's output.)
+    """
     found = _only("import numpy as np\nimport torch\n" + code, rule)
     assert [applicability for _, _, applicability in found] == ["unsafe"]
     known = code.replace("(t: torch.Tensor):\n", "():\n    t = torch.ones(2, requires_grad=True)\n").replace(
+        "(logits: torch.Tensor):\n", "():\n    logits = torch.ones(2, requires_grad=True)\n"
+    ).replace(
         "(w: torch.Tensor):\n", "():\n    w = torch.ones(2, requires_grad=True)\n"
     )
     assert [applicability for _, _, applicability in _only("import numpy as np\nimport torch\n" + known, rule)] == ["safe"]

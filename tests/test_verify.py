@@ -234,7 +234,6 @@ VERSION_DEPENDENT = [
     # (what the fixture's code or claim contains, the requirement it must declare)
     ("numpy(force=True)", Requirement("torch", ">=", "1.13")),
     ("Unable to avoid copy while creating an array", Requirement("numpy", ">=", "2")),
-    ("__array_wrap__ must accept context", Requirement("numpy", ">=", "2")),
 ]
 
 

@@ -267,8 +267,9 @@ class SummariesMixin:
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
-        declared = annotated.kind is Kind.TENSOR or self._mentions_tensor(arg.annotation)
-        if declared or is_output_name(name) or (function is not None and documented_as_output(function, name)):
+        # A `Tensor` annotation says what kind of value comes in, not that it requires grad or lives on a
+        # GPU: a name or a docstring that calls it a model's output is the evidence of that risk.
+        if is_output_name(name) or (function is not None and documented_as_output(function, name)):
             where = origin(arg, f"the callers of `{function.name}()`" if function is not None else "the callers of a lambda")
             return caller_risk(annotated, where)
         return annotated  # no evidence: unknown, which the strict twins report
