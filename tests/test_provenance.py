@@ -257,6 +257,15 @@ CASES = {
         def create(fn):
             return fn.cpu().numpy()
     """,
+    "moved_with_a_helper_named_cpu": """
+        import d2l
+        import torch
+
+        model = torch.nn.Linear(2, 2).cuda()
+        out = model(torch.ones(1, 2).cuda())
+        host = out.detach().to(d2l.cpu()).numpy()
+        still = out.detach().to(d2l.gpu()).numpy()  # expect: TCV102
+    """,
     "optional_and_union_annotations": """
         from typing import Optional, Union
         import numpy.typing as npt

@@ -175,6 +175,13 @@ def device_from(value: Value, expression: ast.expr | None = None) -> Device:
         return Device.ACCELERATOR  # a CUDA ordinal
     if value.kind is Kind.DEVICE:
         return value.device if value.device is not Device.UNKNOWN else Device.MAYBE
+    if (
+        isinstance(expression, ast.Call)
+        and not expression.args
+        and isinstance(expression.func, (ast.Attribute, ast.Name))
+        and (expression.func.attr if isinstance(expression.func, ast.Attribute) else expression.func.id) == "cpu"
+    ):
+        return Device.CPU  # `.to(other.cpu())` takes a CPU tensor's device; `.to(helpers.cpu())` names the CPU
     if value.kind is Kind.STRING:
         return Device.MAYBE
     # A device held in a variable is configurable: it may be an accelerator.
