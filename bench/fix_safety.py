@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 CONSTRAINTS = REPO / "constraints.txt"
+PROBES = REPO / "bench" / "fix_safety_probes"
 TEST_TIMEOUT_S = 900
 
 
@@ -46,6 +47,7 @@ class Project(NamedTuple):
     install: tuple[str, ...]  # pip arguments, run in the checkout
     tests: tuple[str, ...]  # pytest arguments: the fixed selection, chosen to reach the fixed files
     env: tuple[tuple[str, str], ...] = ()
+    probes: tuple[str, ...] = ()  # scripts in bench/fix_safety_probes/ that run fixed code no selected test reaches
 
 
 # Each selection names the test modules of the files with findings (see docs/fix-safety.md).
@@ -103,6 +105,7 @@ PROJECTS = (
             "tests/utils/test_linear_model.py",
             "tests/insights",
         ),
+        probes=("captum_attribute_endpoint.py",),
     ),
     Project(
         "pytorch-metric-learning",
@@ -200,9 +203,10 @@ def prepare(project: Project, root: Path, mirrors: Path) -> tuple[Path, Path]:
     if not checkout.is_dir():
         home.mkdir(parents=True, exist_ok=True)
         unpack(project, checkout, mirrors)
-    if not (venv / "installed").is_file():
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), "pytest", "coverage", *project.install]
+    stamp = venv / "installed"
+    if not stamp.is_file() or stamp.read_text() != " ".join(pip) + "\n":
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), "pytest", *project.install]
         done = run(pip, checkout, project_env(project))
         if done.returncode:
             raise SystemExit(f"{project.name}: pip install failed:\n{done.stderr[-3000:]}")
@@ -210,11 +214,16 @@ def prepare(project: Project, root: Path, mirrors: Path) -> tuple[Path, Path]:
     return checkout, venv
 
 
-def run_tests(project: Project, checkout: Path, venv: Path, label: str, tests: Sequence[str] | None = None) -> Outcome:
+def run_tests(project: Project, checkout: Path, venv: Path, label: str, measure: Sequence[str] = ()) -> Outcome:
+    """Run the selection; with `measure`, also record which lines of those files ran (coverage-LABEL.json)."""
     report = checkout.parent / f"junit-{label}.xml"
     log = checkout.parent / f"pytest-{label}.log"
     report.unlink(missing_ok=True)
-    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q", f"--junitxml={report}", *(tests or project.tests)]
+    python = [str(venv / "bin" / "python"), "-m"]
+    if measure:
+        data = checkout.parent / f"coverage-{label}"
+        python += ["coverage", "run", f"--data-file={data}", f"--include={','.join(measure)}", "-m"]
+    cmd = [*python, "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q", f"--junitxml={report}", *project.tests]
     try:
         done = run(cmd, checkout, project_env(project), timeout=TEST_TIMEOUT_S)
         log.write_text(" ".join(cmd) + "\n" + done.stdout + done.stderr)
@@ -222,7 +231,15 @@ def run_tests(project: Project, checkout: Path, venv: Path, label: str, tests: S
         raise SystemExit(f"{project.name}: the tests ran past {TEST_TIMEOUT_S} s ({label}); see {log}") from None
     if not report.is_file():
         raise SystemExit(f"{project.name}: pytest wrote no report ({label}); see {log}")
-    return Outcome(read_junit(report), log)
+    if measure:
+        run([str(venv / "bin" / "python"), "-m", "coverage", "json", f"--data-file={data}", "-o", f"{data}.json"], checkout)
+    outcomes = read_junit(report)
+    for probe in project.probes:
+        done = run([str(venv / "bin" / "python"), str(PROBES / probe)], checkout, project_env(project), timeout=TEST_TIMEOUT_S)
+        last = (done.stdout if done.returncode == 0 else done.stderr).strip().splitlines()[-1:] or [""]
+        # a probe's printed values are part of its outcome: a fix that changes them changes the outcome
+        outcomes[f"probe::{probe}"] = f"{'passed' if done.returncode == 0 else 'failed'}: {last[0]}"
+    return Outcome(outcomes, log)
 
 
 SEVERITY = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -237,7 +254,7 @@ def read_junit(report: Path) -> dict[str, str]:
             if child.tag in ("failure", "error", "skipped"):
                 outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[child.tag]
         # a test that fails in its call and errors in teardown appears twice: keep the worse
-        if SEVERITY[outcome] >= SEVERITY.get(outcomes.get(test_id, "passed"), 0):
+        if SEVERITY[outcome] >= SEVERITY[outcomes.get(test_id, "passed")]:
             outcomes[test_id] = outcome
     return outcomes
 
@@ -271,13 +288,27 @@ def apply_fixes(project: Project, checkout: Path, unsafe: bool, paths: Sequence[
     return git(checkout, "diff", "--name-only").split()
 
 
+def lines_run(checkout: Path, label: str) -> dict[str, set[int]]:
+    """The lines the tests ran, by path relative to the checkout (empty when coverage wrote nothing)."""
+    report = checkout.parent / f"coverage-{label}.json"
+    if not report.is_file():
+        return {}
+    files = json.loads(report.read_text())["files"]
+    return {os.path.relpath(os.path.join(checkout, path), checkout): set(data["executed_lines"]) for path, data in files.items()}
+
+
 def enclosing_function(source: str, row: int) -> str | None:
-    best = None
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= row <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno > best.lineno:
-                best = node
-    return best.name if best else None
+    """The innermost function around `row`; for a dunder method (called implicitly), its class."""
+    chain = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    chain.sort(key=lambda node: node.lineno)
+    for node in reversed(chain):
+        if isinstance(node, ast.ClassDef) or not node.name.startswith("__"):
+            return node.name
+    return None
 
 
 def callers(checkout: Path, name: str) -> list[str]:
@@ -292,13 +323,14 @@ def callers(checkout: Path, name: str) -> list[str]:
     return lines
 
 
-def fix_listing(project: Project, checkout: Path, fixes: Sequence[Fix], diff: str) -> str:
+def fix_listing(project: Project, checkout: Path, fixes: Sequence[Fix], diff: str, ran: dict[str, set[int]]) -> str:
     out = [f"# {project.name} {project.repo}@{project.commit}", "", "## Applied safe fixes and who reaches them", ""]
     for fix in fixes:
+        reached = "run by the selected tests" if fix.row in ran.get(fix.path, ()) else "NOT run by the selected tests"
         source = (checkout / fix.path).read_text(encoding="utf-8", errors="replace")
         original = source.splitlines()[fix.row - 1].strip()
         function = enclosing_function(source, fix.row)
-        out.append(f"### {fix.path}:{fix.row} {fix.code} in `{function or '<module>'}`")
+        out.append(f"### {fix.path}:{fix.row} {fix.code} in `{function or '<module>'}`: {reached}")
         out.append(f"    {original}")
         if function:
             found = callers(checkout, function)
@@ -316,6 +348,7 @@ class Row(NamedTuple):
     commit: str
     tests: int
     safe_fixes: Counter
+    safe_fixes_run: int  # how many of them the selected tests execute
     safe_changed: dict[str, tuple[str, str]]
     unsafe_fixes: Counter | None
     unsafe_changed: dict[str, tuple[str, str]] | None
@@ -325,15 +358,16 @@ class Row(NamedTuple):
 def check_project(project: Project, root: Path, mirrors: Path, unsafe: bool) -> Row:
     checkout, venv = prepare(project, root, mirrors)
     git(checkout, "checkout", "-q", "--", ".")
+    all_fixes = fixable(project, checkout, {"safe", "unsafe"})
     print(f"[{project.name}] baseline tests", file=sys.stderr, flush=True)
-    baseline = run_tests(project, checkout, venv, "baseline")
+    baseline = run_tests(project, checkout, venv, "baseline", measure=sorted({f.path for f in all_fixes}))
+    ran = lines_run(checkout, "baseline")
 
-    safe = fixable(project, checkout, {"safe"})
     touched = apply_fixes(project, checkout, unsafe=False)
-    safe = [f for f in safe if f.path in touched]
+    safe = [f for f in all_fixes if f.applicability == "safe" and f.path in touched]
     diff = git(checkout, "diff")
     git(checkout, "checkout", "-q", "--", ".")
-    (checkout.parent / "fixes.md").write_text(fix_listing(project, checkout, safe, diff), encoding="utf-8")
+    (checkout.parent / "fixes.md").write_text(fix_listing(project, checkout, safe, diff, ran), encoding="utf-8")
     apply_fixes(project, checkout, unsafe=False)
     print(f"[{project.name}] tests after {len(safe)} safe fixes", file=sys.stderr, flush=True)
     safe_changed = changed(baseline.tests, run_tests(project, checkout, venv, "safe").tests)
@@ -341,8 +375,6 @@ def check_project(project: Project, root: Path, mirrors: Path, unsafe: bool) -> 
     unsafe_fixes = unsafe_changed = None
     blame: dict[str, list[str]] = {}
     if unsafe:
-        git(checkout, "checkout", "-q", "--", ".")
-        all_fixes = fixable(project, checkout, {"safe", "unsafe"})
         touched = apply_fixes(project, checkout, unsafe=True)
         (checkout.parent / "unsafe.diff").write_text(git(checkout, "diff"), encoding="utf-8")
         unsafe_list = [f for f in all_fixes if f.applicability == "unsafe" and f.path in touched]
@@ -355,7 +387,8 @@ def check_project(project: Project, root: Path, mirrors: Path, unsafe: bool) -> 
                 alone = run_tests(project, checkout, venv, "unsafe-" + path.replace("/", "_"))
                 blame[path] = sorted(changed(baseline.tests, alone.tests))
     git(checkout, "checkout", "-q", "--", ".")
-    return Row(project.name, project.commit[:12], len(baseline.tests), Counter(f.code for f in safe), safe_changed, unsafe_fixes, unsafe_changed, blame)
+    safe_run = sum(fix.row in ran.get(fix.path, ()) for fix in safe)
+    return Row(project.name, project.commit[:12], len(baseline.tests), Counter(f.code for f in safe), safe_run, safe_changed, unsafe_fixes, unsafe_changed, blame)
 
 
 def by_code(counts: Counter | None) -> str:
@@ -366,13 +399,13 @@ def by_code(counts: Counter | None) -> str:
 
 def table(rows: Sequence[Row]) -> str:
     lines = [
-        "| project | commit | tests run | safe fixes applied | outcomes changed by safe fixes | unsafe fixes applied | outcomes changed by unsafe fixes |",
-        "|---|---|---|---|---|---|---|",
+        "| project | commit | tests run | safe fixes applied | safe fixes the tests run | outcomes changed by safe fixes | unsafe fixes applied | outcomes changed by unsafe fixes |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         unsafe_changed = "-" if row.unsafe_changed is None else str(len(row.unsafe_changed))
         lines.append(
-            f"| {row.project} | {row.commit} | {row.tests} | {by_code(row.safe_fixes)} | {len(row.safe_changed)} | {by_code(row.unsafe_fixes)} | {unsafe_changed} |"
+            f"| {row.project} | {row.commit} | {row.tests} | {by_code(row.safe_fixes)} | {row.safe_fixes_run} of {sum(row.safe_fixes.values())} | {len(row.safe_changed)} | {by_code(row.unsafe_fixes)} | {unsafe_changed} |"
         )
     for row in rows:
         for label, found in (("safe", row.safe_changed), ("unsafe", row.unsafe_changed or {})):
