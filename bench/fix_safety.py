@@ -204,13 +204,15 @@ def prepare(project: Project, root: Path, mirrors: Path) -> tuple[Path, Path]:
         home.mkdir(parents=True, exist_ok=True)
         unpack(project, checkout, mirrors)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), "pytest", "coverage", *project.install]
+    # what was installed: the arguments and the constraints' content (not their path: any copy of this repo reuses the venv)
+    wanted = " ".join(pip[7:]) + "\n" + CONSTRAINTS.read_text()
     stamp = venv / "installed"
-    if not stamp.is_file() or stamp.read_text() != " ".join(pip) + "\n":
+    if not stamp.is_file() or stamp.read_text() != wanted:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         done = run(pip, checkout, project_env(project))
         if done.returncode:
             raise SystemExit(f"{project.name}: pip install failed:\n{done.stderr[-3000:]}")
-        (venv / "installed").write_text(" ".join(pip) + "\n")
+        stamp.write_text(wanted)
     return checkout, venv
 
 
