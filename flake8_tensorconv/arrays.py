@@ -1,6 +1,6 @@
 """What NumPy calls produce: dtype, and the array facts the TCV2xx rules rely on.
 
-Facts (strings in ``Value.facts``) hold on every path:
+Facts (``values.Fact`` members in ``Value.facts``) hold on every path:
 
 - ``negative-stride``: a view with a negative step (``a[::-1]``, ``np.flip``...)
 - ``readonly``: not writable (``np.frombuffer(bytes)``, ``np.broadcast_to``, read-only memmaps...)
@@ -15,14 +15,14 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.values import Kind, Value, ndarray
+from flake8_tensorconv.values import Fact, Kind, Value, ndarray
 
-NEGATIVE_STRIDE = "negative-stride"
-READONLY = "readonly"
-NON_NATIVE = "non-native-byte-order"
-MASKED = "masked"
-ZERO_D = "zero-d"
-MAYBE_SCALAR = "maybe-scalar"
+NEGATIVE_STRIDE = Fact.NEGATIVE_STRIDE
+READONLY = Fact.READONLY
+NON_NATIVE = Fact.NON_NATIVE
+MASKED = Fact.MASKED
+ZERO_D = Fact.ZERO_D
+MAYBE_SCALAR = Fact.MAYBE_SCALAR
 
 UNSUPPORTED_DTYPES = frozenset(
     {"object", "str_", "bytes_", "datetime64", "timedelta64", "longdouble", "clongdouble", "void", "structured"}
@@ -52,6 +52,12 @@ _MA_PLAIN_RESULTS = frozenset(
 )
 # Functions that return a view or the same array: facts carry over from the first argument.
 _VIEWS = frozenset({"asarray", "ravel", "squeeze", "transpose", "reshape", "swapaxes", "moveaxis", "atleast_1d", "expand_dims"})
+
+
+# NumPy functions whose result is int64 (the default integer) when no dtype is given.
+_INT64_PRODUCERS = frozenset(
+    "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
+)
 
 
 def dtype_facts(dtype_node: ast.expr | None, dtype_value: Value | None) -> tuple[str | None, frozenset[str]]:
@@ -131,6 +137,8 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         return ndarray(literal_dtype(node.args[1]))  # np.full(3, 7) is int64, np.full(3, "x") str_
     if dtype is None and name in _FLOAT64_PRODUCERS:
         dtype = "float64"
+    if dtype is None and name in _INT64_PRODUCERS:
+        dtype = "int64"
     if dtype is None and name in ("arange",):
         dtype = "float64" if any(isinstance(a, ast.Constant) and isinstance(a.value, float) for a in node.args) else "int64"
     if dtype is None and name in ("zeros_like", "ones_like", "empty_like", "full_like") and first is not None:
@@ -139,7 +147,7 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
-        return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({"numpy-scalar"}))
+        return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))
     return ndarray(dtype, facts=facts)
 
 
@@ -177,8 +185,11 @@ def literal_dtype(node: ast.expr) -> str | None:
             constants.append(item.value)
         elif isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant):
             constants.append(item.operand.value)
-        elif isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub)):
-            stack.extend((item.left, item.right))  # 1 + 2j
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub, ast.Mult, ast.Pow, ast.FloorDiv)):
+            stack.extend((item.left, item.right))  # 1 + 2j, 2**53 + 1
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Div):
+            constants.append(0.0)  # true division makes a float
+            stack.extend((item.left, item.right))
         else:
             return None
     if not constants:

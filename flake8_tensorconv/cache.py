@@ -28,7 +28,7 @@ from typing import Any
 
 from flake8_tensorconv import __version__
 from flake8_tensorconv.config import Settings, find_pyproject
-from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
+from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position, Related
 
 CACHE_DIRECTORY = ".tensorconv_cache"
 _FORMAT = 1
@@ -160,18 +160,20 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-# Findings as plain JSON lists: [code, message, line, column, end line, end column, fix or null],
-# fix: [applicability, message, [[line, column, end line, end column, content], ...]].
+# Findings as plain JSON lists: [code, message, line, column, end line, end column, fix or null, related],
+# fix: [applicability, message, [[line, column, end line, end column, content], ...]],
+# related: [[line, column, end line, end column, message], ...].
 def _encode(finding: Finding) -> list[Any]:
     fix = None
     if finding.fix is not None:
         edits = [[e.start.line, e.start.column, e.end.line, e.end.column, e.content] for e in finding.fix.edits]
         fix = [finding.fix.applicability.value, finding.fix.message, edits]
-    return [finding.code, finding.message, finding.start.line, finding.start.column, finding.end.line, finding.end.column, fix]
+    related = [[r.start.line, r.start.column, r.end.line, r.end.column, r.message] for r in finding.related]
+    return [finding.code, finding.message, finding.start.line, finding.start.column, finding.end.line, finding.end.column, fix, related]
 
 
 def _finding(item: list[Any]) -> Finding:
-    code, message, line, column, end_line, end_column, fix = item
+    code, message, line, column, end_line, end_column, fix, *rest = item
     if not all(isinstance(value, int) for value in (line, column, end_line, end_column)):
         raise TypeError("position is not an int")
     decoded = None
@@ -182,4 +184,7 @@ def _finding(item: list[Any]) -> Finding:
             message=str(fix_message),
             edits=tuple(Edit(Position(a, b), Position(c, d), str(content)) for a, b, c, d, content in edits),
         )
-    return Finding(code=str(code), message=str(message), start=Position(line, column), end=Position(end_line, end_column), fix=decoded)
+    related = tuple(Related(Position(a, b), Position(c, d), str(text)) for a, b, c, d, text in (rest[0] if rest else ()))
+    return Finding(
+        code=str(code), message=str(message), start=Position(line, column), end=Position(end_line, end_column), fix=decoded, related=related
+    )

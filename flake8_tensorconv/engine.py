@@ -116,7 +116,7 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
     # Imported here so that files the prefilter drops never pay for the interpreter.
     from flake8_tensorconv.inference import Interpreter, analyze_file_facts
 
-    facts = analyze_file_facts(tree)
+    facts = analyze_file_facts(tree, source.text)
     if not facts.imports_torch:
         return []
     handlers: dict[str, list] = {}

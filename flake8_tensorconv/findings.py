@@ -41,12 +41,21 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
 
 
+class Related(NamedTuple):
+    """A place that explains a finding: the step its risk comes from."""
+
+    start: Position
+    end: Position
+    message: str
+
+
 class Finding(NamedTuple):
     code: str
     message: str
     start: Position
     end: Position
     fix: Fix | None = None
+    related: tuple[Related, ...] = ()
 
     @property
     def sort_key(self) -> tuple[int, int, str]:

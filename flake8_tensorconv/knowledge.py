@@ -7,6 +7,9 @@ Qualified names are spelled as after import resolution (``torch.nn.Linear``,
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
+
+from flake8_tensorconv.values import Device, Fact, Grad
 
 # torch factory functions: the result is a fresh tensor (no grad unless asked for).
 TORCH_FACTORIES = frozenset(
@@ -51,6 +54,8 @@ NON_TENSOR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "byte
 # Tensor methods with integer / bool results.
 INTEGER_METHODS = {
     **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount".split()},
+    # A sparse tensor's index tensors (COO, CSR, CSC, BSR): int64 by default, never requiring grad.
+    **{name: "int64" for name in "indices _indices crow_indices col_indices ccol_indices row_indices".split()},
     "int": "int32",
     "short": "int16",
     "char": "int8",
@@ -70,6 +75,77 @@ FLOAT_METHODS = {
     "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32",
 }
 
+
+class TensorMethod(NamedTuple):
+    """What a tensor method gives: the receiver with these changes (None keeps the receiver's)."""
+
+    grad: Grad | None = None
+    device: Device | None = None
+    dtype: str | None = None
+    facts: frozenset[Fact] = frozenset()  # the result's facts (the receiver's are dropped)
+    keeps_view_facts: bool = False  # the receiver's sparse / conj / neg facts still hold
+
+
+# Tensor layouts and lazy views that .numpy() refuses (TCV107).
+TENSOR_VIEW_FACTS = frozenset({Fact.SPARSE, Fact.CONJ, Fact.NEG})
+
+TENSOR_METHODS: dict[str, TensorMethod] = {
+    "detach": TensorMethod(grad=Grad.NO, keeps_view_facts=True),
+    "detach_": TensorMethod(grad=Grad.NO, keeps_view_facts=True),
+    **dict.fromkeys(("to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr"), TensorMethod(facts=frozenset({Fact.SPARSE}))),
+    **dict.fromkeys(("conj", "adjoint"), TensorMethod(facts=frozenset({Fact.CONJ}))),
+    "cpu": TensorMethod(device=Device.CPU),
+    "cuda": TensorMethod(device=Device.ACCELERATOR),
+    **{name: TensorMethod(grad=Grad.NO, dtype=dtype) for name, dtype in INTEGER_METHODS.items()},
+    **{name: TensorMethod(dtype=dtype) for name, dtype in FLOAT_METHODS.items()},
+    # Fresh tensors with the receiver's dtype and device.
+    **dict.fromkeys(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
+}
+# Tensor methods whose result requires grad if the receiver or any operand does.
+GRAD_FROM_OPERANDS_METHODS = frozenset(
+    "masked_fill where add sub mul div matmul mm bmm cat index_add scatter lerp".split()
+)
+# Tensor methods that split a tensor into a sequence of tensors like it.
+SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
+# Tensor methods whose result is a Python number.
+NUMBER_METHODS = frozenset("item dim numel nelement ndimension element_size get_device".split())
+# torch functions whose result is a dtype.
+TORCH_DTYPE_RESULTS = frozenset({"torch.promote_types", "torch.result_type", "torch.get_default_dtype"})
+# torch functions that return a lazy conjugate view.
+TORCH_CONJ_VIEWS = frozenset({"torch.conj", "torch.adjoint"})
+
+# Parameters, by the role their name gives them (lower-cased; a suffix counts too: `target_net`, `train_images`).
+# A model a caller hands in (it counts only where the function calls it).
+MODEL_PARAMETER_NAMES = frozenset(
+    "model net network policy actor critic encoder decoder generator discriminator backbone classifier "
+    "teacher student qnet q_net value_net policy_net target_net module layer".split()
+)
+MODEL_PARAMETER_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_policy", "_actor", "_critic")
+# Data: a loader's batch, images, labels, indices. They do not require grad.
+DATA_PARAMETER_NAMES = frozenset(
+    "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "
+    "mask masks obs observation observations actions action rewards reward dones".split()
+)
+DATA_PARAMETER_SUFFIXES = ("_batch", "_images", "_imgs", "_labels", "_ids", "_idx", "_indices", "_mask")
+# A model's output: a fair risk in a public function (it may require grad and live on a GPU).
+OUTPUT_PARAMETER_NAMES = frozenset(
+    "logits preds pred predictions prediction outputs output embeddings embedding emb loss losses "
+    "y_hat yhat y_pred probs probabilities scores activations hidden_states".split()
+)
+OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs", "_embeddings", "_loss", "_probs")
+# Docstring words that describe a parameter as a model's output.
+OUTPUT_DOC_WORDS = re.compile(r"logits|output of (?:the|a) (?:model|network)|model(?:'s)? outputs?|predictions|embeddings", re.IGNORECASE)
+# Methods that a framework calls (nn.Module.__call__, Lightning, Gym): their callers are never all in sight.
+CALLED_BY_FRAMEWORKS = frozenset(
+    "forward training_step validation_step test_step predict_step reset step render close".split()
+)
+
+# Standard-library functions that pick items of a sequence (a replay buffer's `random.sample`).
+PICKS_FROM_SEQUENCE = frozenset({"random.sample", "random.choices", "random.choice"})
+PICKS_ONE = frozenset({"random.choice"})
+
+# Tensor methods that return (values, inverse, counts) when asked with return_inverse / return_counts.
+UNIQUE_METHODS = frozenset({"unique", "unique_consecutive"})
 # Tensor methods returning (values, indices).
 VALUES_INDICES_METHODS = frozenset("topk sort kthvalue mode cummax cummin".split())
 # ... and these only when a dim is given (``t.max()`` is a plain tensor).
@@ -110,6 +186,15 @@ PARAMETER_FREE_MODULES = frozenset(
     ).split()
 )
 
+# nn.Module methods that cast the parameters in place (and return the module).
+MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
+# nn.Module methods that return the module itself (moved, cast, switched to train or eval...).
+MODULE_RETURNING_ITSELF = MODULE_DTYPE_METHODS | frozenset(
+    {"cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"}
+)
+
+COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
+
 # Context managers and decorators that switch grad mode: qualified name -> grad enabled.
 GRAD_MODE_SWITCHES = {
     "torch.no_grad": False,
@@ -140,6 +225,8 @@ FOREIGN_LIBRARIES = frozenset(
     "tensorflow keras tf_keras jax jaxlib flax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
 )
 
+# The legacy autograd wrapper: a tensor that requires grad only with requires_grad=True (even of one that does).
+VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 PARAMETER_CLASSES = frozenset(
     {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.UninitializedParameter"}
 )

@@ -7,7 +7,9 @@ or UNKNOWN (nothing is known on one path).
 
 from __future__ import annotations
 
+import ast
 import enum
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -40,6 +42,50 @@ class Device(enum.Enum):
     UNKNOWN = "unknown"
 
 
+class Fact(enum.StrEnum):
+    """What holds of a value on every path (``Value.facts``).
+
+    A StrEnum, so that a set of facts is spelled with members, and each member prints as it reads.
+    """
+
+    # modules
+    PARAMETRIZED = "parametrized"  # an nn.Module that holds parameters
+    SELF = "self"  # the module a method runs on
+    # tensors
+    PARAMETER = "parameter"  # an nn.Parameter: requires grad even when made under no_grad
+    FROM_NUMPY = "from-numpy"  # made by torch.from_numpy: shares an array's memory
+    SPARSE = "sparse"  # a sparse layout, which .numpy() refuses
+    CONJ = "conj"  # a lazy conjugate view, which .numpy() refuses
+    NEG = "neg"  # a lazy negative view, which .numpy() refuses
+    # NumPy arrays and scalars (see arrays.py)
+    NEGATIVE_STRIDE = "negative-stride"
+    READONLY = "readonly"
+    NON_NATIVE = "non-native-byte-order"
+    MASKED = "masked"
+    ZERO_D = "zero-d"
+    MAYBE_SCALAR = "maybe-scalar"
+    NUMPY_SCALAR = "numpy-scalar"  # a NumPy scalar (np.float32(1.0)), not a Python number
+    # other values
+    FOREIGN = "foreign"  # a value of another array or data library (TensorFlow, JAX, PIL, pandas...)
+    DISTRIBUTION = "distribution"  # a torch.distributions object
+    # refinement only: a guard says the value is not a torch tensor
+    NOT_TENSOR = "not-tensor"
+
+
+class Origin(NamedTuple):
+    """Where a value's risk comes from: the source step a finding names as its evidence."""
+
+    line: int
+    column: int  # 0-based, as ``ast`` counts (UTF-8 bytes)
+    end_line: int
+    end_column: int
+    description: str | None = None  # None: the source text there (`model(x)`) says it
+
+
+def origin(node: ast.AST, description: str | None = None) -> Origin:
+    return Origin(node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0, description)  # type: ignore[attr-defined]
+
+
 INTEGER_DTYPES = frozenset(
     {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
 )
@@ -56,10 +102,15 @@ class Value(NamedTuple):
     element: Value | None = None
     # Named fields of a result (``topk(...).indices``).
     fields: tuple[tuple[str, Value], ...] = ()
-    # Facts that hold on every path: e.g. "parametrized" for modules, "negative-stride".
-    facts: frozenset[str] = frozenset()
+    # Facts that hold on every path: e.g. Fact.PARAMETRIZED for modules, Fact.NEGATIVE_STRIDE.
+    facts: frozenset[Fact] = frozenset()
     # The variable whose memory this value may share (for aliasing rules).
     shares_with: str | None = None
+    # Where "requires grad" (grad YES / MAYBE) and "may be on a GPU" (device ACCELERATOR / MAYBE) come from.
+    grad_origin: Origin | None = None
+    device_origin: Origin | None = None
+    # The class of an instance: a module's (``torch.nn.Linear``, qualified) or a class of the file (``Net``).
+    instance_of: str | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -97,11 +148,6 @@ def tensor(
 
 def ndarray(dtype: str | None = None, **extra: object) -> Value:
     return Value(kind=Kind.NDARRAY, grad=Grad.NO, device=Device.CPU, dtype=dtype, **extra)  # type: ignore[arg-type]
-
-
-def module_class_fact(class_name: str) -> str:
-    """The fact that tags an nn.Module instance with its class (``torch.nn.Linear``, or a class of the file)."""
-    return f"class:{class_name}"
 
 
 def join_grad(a: Grad, b: Grad) -> Grad:
@@ -172,6 +218,26 @@ def join(a: Value, b: Value) -> Value:
         fields=fields,
         facts=a.facts & b.facts,
         shares_with=a.shares_with if a.shares_with == b.shares_with else None,
+        instance_of=a.instance_of if a.instance_of == b.instance_of else None,
+        grad_origin=grad_origin_of((a, b)),
+        device_origin=device_origin_of((a, b)),
+    )
+
+
+def same(a: Value, b: Value) -> bool:
+    """Equal but for where their risks come from."""
+    return a == b or a._replace(grad_origin=None, device_origin=None) == b._replace(grad_origin=None, device_origin=None)
+
+
+def grad_origin_of(values: Iterable[Value]) -> Origin | None:
+    """The origin of the first value that may require grad."""
+    return next((v.grad_origin for v in values if v.grad in (Grad.YES, Grad.MAYBE) and v.grad_origin is not None), None)
+
+
+def device_origin_of(values: Iterable[Value]) -> Origin | None:
+    """The origin of the first value that may be on an accelerator."""
+    return next(
+        (v.device_origin for v in values if v.device in (Device.ACCELERATOR, Device.MAYBE) and v.device_origin is not None), None
     )
 
 

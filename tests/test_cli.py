@@ -23,7 +23,8 @@ def test_text_output_is_one_line_per_finding_with_1_based_positions(tensorconv, 
     result = tensorconv("check", "bug.py", cwd=project)
     assert result.returncode == 1
     assert result.stdout == (
-        "bug.py:5:7: TCV101 [*] `.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first\n"
+        "bug.py:5:7: TCV101 [*] `.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first"
+        " (`out` comes from `model(torch.ones(1, 3))` on line 4, outside `no_grad`)\n"
     )
     assert "Found 1 finding" in result.stderr
 
@@ -94,8 +95,9 @@ def test_json_output_has_ruffs_fields(tensorconv, project):
     assert finding["location"] == {"row": 5, "column": 7}
     assert finding["end_location"] == {"row": 5, "column": 18}
     assert finding["fix"]["applicability"] == "safe"
+    assert finding["fix"]["message"] == "Insert `.detach()`"
     assert finding["fix"]["edits"] == [
-        {"content": "detach().", "location": {"row": 5, "column": 11}, "end_location": {"row": 5, "column": 11}}
+        {"content": ".detach()", "location": {"row": 5, "column": 10}, "end_location": {"row": 5, "column": 10}}
     ]
     assert finding["cell"] is None and finding["noqa_row"] == 5
 

@@ -36,7 +36,7 @@ def test_sarif_is_valid(tensorconv, project):
     for result_entry in run["results"]:
         assert rules[result_entry["ruleIndex"]]["id"] == result_entry["ruleId"]
     fixed = [r for r in run["results"] if r["ruleId"] == "TCV101"][0]
-    assert fixed["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "detach()."
+    assert fixed["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == ".detach()"
     assert fixed["locations"][0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 7, "endLine": 5, "endColumn": 18}
 
 

@@ -22,11 +22,148 @@ CASES = {
         def score(preds: torch.Tensor, fs: int):
             return preds.cpu().numpy()  # expect: TCV101
     """,
-    "caller_supplied_without_annotation": """
+    "untyped_parameter_without_evidence_is_the_strict_twins": """
         import torch
 
         def to_array(x):
-            return x.cpu().numpy()  # expect: TCV101
+            return x.cpu().numpy()
+    """,
+    # Issue 10, class 1: modules that arrive as parameters or attributes.
+    "model_parameter_called_on_data": """
+        import torch.nn.functional as F
+
+        def evaluate(model, x):
+            return F.softmax(model(x), 1).numpy()  # expect: TCV101
+    """,
+    "parameter_annotated_as_a_module": """
+        from torch import nn
+
+        def evaluate(m: nn.Module, x):
+            return m(x).numpy()  # expect: TCV101
+    """,
+    "a_model_name_that_is_never_called_is_no_model": """
+        import torch
+
+        def describe(model):
+            return model.numpy()
+    """,
+    "module_output_on_one_branch": """
+        import torch
+
+        def run(t, c):
+            m = torch.nn.Linear(3, 3)
+            t = torch.ones(3)
+            y = m(t) if c else t
+            return y.numpy()  # expect: TCV101
+    """,
+    "module_built_in_a_plain_class_init": """
+        import torch
+        from torch import nn
+
+        class Agent:
+            def __init__(self):
+                self.net = nn.Linear(4, 2)
+
+            def act(self, obs):
+                q = self.net(torch.as_tensor(obs))
+                return q.numpy()  # expect: TCV101
+    """,
+    # Class 2: values that cross functions in the same file.
+    "what_a_method_of_the_file_returns": """
+        import numpy as np
+        import torch
+
+        class Env:
+            def reset(self):
+                return np.arange(3)[::-1]
+
+        env = Env()
+        obs = env.reset()
+        t = torch.from_numpy(obs)  # expect: TCV203
+    """,
+    "what_same_file_callers_pass": """
+        import torch
+
+        def _to_numpy(t):
+            return t.cpu().numpy()  # expect: TCV101
+
+        def train(model):
+            return _to_numpy(model(torch.ones(3)))
+    """,
+    "a_container_on_self_filled_in_another_method": """
+        import random
+        import torch
+        from torch import nn
+
+        class Agent:
+            def __init__(self):
+                self.net = nn.Linear(3, 2)
+                self.buffer = []
+
+            def remember(self, obs):
+                self.buffer.append(self.net(obs))
+
+            def replay(self):
+                for item in random.sample(self.buffer, 2):
+                    print(item.numpy())  # expect: TCV101
+    """,
+    "a_class_annotated_as_a_module_is_no_model": """
+        import torch
+
+        def evaluate(envs, Model: torch.nn.Module):
+            model = Model(envs)
+            actions = model.act(torch.ones(3))
+            return actions.cpu().numpy()
+    """,
+    "an_item_of_a_models_dict_output_named_as_data": """
+        import torch
+
+        def predict(model, images):
+            outputs = model(images)
+            labels = outputs[0]["labels"].cpu().numpy()
+            return labels, outputs[0]["scores"].cpu().numpy()  # expect: TCV101
+    """,
+    # Class 4: false alarms on parameters.
+    "a_forward_input_is_data": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                print(x.cpu().numpy())
+                return x
+    """,
+    "a_helper_whose_callers_all_run_under_no_grad": """
+        import torch
+
+        def _helper(t):
+            return t.cpu().numpy()
+
+        def main(model, loader):
+            with torch.no_grad():
+                for batch in loader:
+                    _helper(model(batch))
+    """,
+    "images_and_labels_are_data": """
+        import torch
+
+        def show(images, labels):
+            return images.cpu().numpy(), labels.cpu().numpy()
+    """,
+    "a_parameter_named_as_a_model_output_is_a_fair_risk": """
+        import torch
+
+        def report(logits):
+            return logits.cpu().numpy()  # expect: TCV101
+    """,
+    "a_parameter_documented_as_a_model_output": """
+        import torch
+
+        def report(values):
+            \"\"\"Print the values.
+
+            values: the output of the model, one row per example.
+            \"\"\"
+            return values.cpu().numpy()  # expect: TCV101
     """,
     "unknown_provenance_is_the_strict_twins": """
         import torch

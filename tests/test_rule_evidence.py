@@ -15,8 +15,8 @@ from flake8_tensorconv.examples import all_fixtures
 from flake8_tensorconv.source import Source, read_source
 
 
-def findings(code: str) -> list[tuple[int, str, str | None]]:
-    result = lint_source(Source(text=textwrap.dedent(code)), Settings())
+def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str, str | None]]:
+    result = lint_source(Source(text=textwrap.dedent(code)), settings or Settings())
     return [(f.start.line, f.code, f.fix.applicability.value if f.fix else None) for f in result]
 
 
@@ -30,11 +30,26 @@ def findings(code: str) -> list[tuple[int, str, str | None]]:
         ("import torch\nw = torch.ones(2, requires_grad=True)\nw.data.cpu().zero_()\n", [(3, "TCV104", "unsafe")]),
         # `.clone()` copies: what happens to the copy afterwards cannot matter.
         ("import torch\nw = torch.ones(2, requires_grad=True)\nc = w.data.clone()\nc.zero_()\n", [(3, "TCV104", "safe")]),
-        # Unknown receiver (a torchvision dataset's `.data` is its own attribute): reported, but the fix is unsafe.
-        ("import torch\ndef f(train_set):\n    return train_set.data.numpy()\n", [(3, "TCV104", "unsafe")]),
+        # Unknown receiver (it may have a `.data` of its own): reported on the torch-only chain, the fix unsafe.
+        ("import torch\ndef f(scores):\n    return scores.data.numpy()\n", [(3, "TCV104", "unsafe")]),
         # memoryview and ndarray have `.tolist()`: no evidence of a tensor at all.
         ("import torch\ndef f(buffer):\n    return buffer.data.tolist(), buffer.data.item()\n", []),
-        ("import torch\nw = torch.ones(2, requires_grad=True)\nv = w.data.tolist()\n", [(3, "TCV104", "safe")]),
+        # Only a Python value leaves: nothing that autograd could miss.
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nv = w.data.tolist()\n", []),
+        # A dataset's own `.data` (torchvision's MNIST: a uint8 tensor), whatever the split's name.
+        ("import torch\ndef f(train_set, testset):\n    return train_set.data.float(), testset.data.cpu()\n", []),
+        # Replacing a parameter's storage is what `.data` is for.
+        ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nw.data = w.data.half()\n", []),
+        ("import torch\nw = torch.nn.Parameter(torch.ones(2))\nv = torch.nn.Parameter(torch.ones(2))\nw.data = v.data.clone()\n", []),
+        # Gradients, buffers, integer tensors and values made under no_grad cannot require grad.
+        ("import torch\ndef f(p):\n    return p.grad.data.cpu()\n", []),
+        ("import torch\nlabels = torch.zeros(3, dtype=torch.long, requires_grad=False)\nc = labels.data.clone()\n", []),
+        ("import torch\ndef f(model, x):\n    with torch.no_grad():\n        out = model(x)\n    return out.data.cpu()\n", []),
+        # The name is rebound before the in-place write: the write does not reach `w`.
+        (
+            "import torch\nw = torch.ones(2, requires_grad=True)\ndef f():\n    y = w.data\n    y = torch.zeros(3)\n    y.zero_()\n",
+            [],
+        ),
     ],
 )
 def test_data_instead_of_detach_fix_safety(code, expected):
@@ -51,12 +66,33 @@ def test_an_attribute_the_class_assigns_is_not_tensor_data():
 
             def as_array(self):
                 return self.data.numpy()
+    """
+    assert findings(code) == []
+    wrapped = """\
+        import torch
 
         class Wrapped(torch.Tensor):
             def as_array(self):
                 return self.data.numpy()
     """
-    assert findings(code) == [(12, "TCV104", "unsafe")]
+    assert findings(wrapped) == [(5, "TCV104", "unsafe")]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # A class of the file with its own `data` (a property): `image.data.numpy()` is no evidence of a tensor.
+        "class Image:\n    @property\n    def data(self):\n        return self._tensor\ndef f(image):\n    return image.data.numpy()\n",
+        # ... nor in a file that imports classes from its own package, whose members it cannot see.
+        "from .image import Image\ndef f(image):\n    return image.data.cpu()\n",
+        "from ..data import ScalarImage, Subject\ndef f(subject):\n    subject.t1.data.float().mul_(2)\n",
+    ],
+)
+def test_data_of_a_project_class_is_not_tensor_data(code):
+    assert findings("import torch\n" + code) == []
+    # The same chain on a value known to be a tensor is still reported.
+    known = "import torch\n" + code + "w = torch.ones(2, requires_grad=True)\na = w.data.numpy()\n"
+    assert [code for _, code, _ in findings(known)] == ["TCV104"]
 
 
 @pytest.mark.parametrize(
@@ -64,13 +100,14 @@ def test_an_attribute_the_class_assigns_is_not_tensor_data():
     [
         ("count = np.array(3)\nt = torch.Tensor(count)\n", "TCV202"),
         ("count = np.int64(3)\nt = torch.FloatTensor(count)\n", "TCV202"),
-        ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV201"),  # a bool is a value: tensor(1.)
-        ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV201"),
-        ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),
+        ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV211"),  # a bool is a value: tensor(1.), nothing lost
+        ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV211"),  # float64 -> float32: the default rounding
+        ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),  # int64 data turned into floats
     ],
 )
 def test_zero_d_integer_arrays_in_variables_are_sizes(code, expected):
-    assert [code for _, code, _ in findings("import numpy as np\nimport torch\n" + code)] == [expected]
+    settings = Settings(extend_select=("TCV211",))
+    assert [code for _, code, _ in findings("import numpy as np\nimport torch\n" + code, settings)] == [expected]
 
 
 @pytest.mark.parametrize("fixture", [f for f in all_fixtures() if f.differs], ids=lambda fixture: fixture.id)
@@ -129,14 +166,20 @@ def test_tensor_from_list_of_arrays_without_a_numpy_name_has_no_fix():
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("def f(t: torch.Tensor):\n    return torch.tensor(t)\n", [(3, "TCV205", "safe")]),
+        # Known as a tensor from its annotation only: reported, but a caller may pass an int (issue 14).
+        ("def f(t: torch.Tensor):\n    return torch.tensor(t)\n", [(3, "TCV205", "unsafe")]),
+        ("def f(t: Optional[torch.Tensor]):\n    return torch.tensor(t)\n", [(3, "TCV205", "unsafe")]),
+        ("def f(t: torch.Tensor):\n    t = t.float()\n    return torch.tensor(t)\n", [(4, "TCV205", "safe")]),
+        ("t = torch.ones(2)\nc = torch.tensor(t)\n", [(3, "TCV205", "safe")]),
         ("def f(values):\n    return torch.tensor(values)\n", []),  # a list as often as a tensor
         ("t = torch.ones(2)\nc = torch.tensor(t, pin_memory=False)\n", [(3, "TCV205", None)]),  # no `.to()` spelling for it
         ("t = torch.ones(2)\nc = torch.tensor(t, **options)\n", [(3, "TCV205", None)]),
     ],
 )
 def test_tensor_copy_construct_needs_a_tensor(code, expected):
-    assert _only("import torch\n" + code, "TCV205") == expected
+    assert _only("import torch\nfrom typing import Optional\n" + code, "TCV205") == [
+        (line + 1, rule, fix) for line, rule, fix in expected
+    ]
 
 
 @pytest.mark.parametrize(
@@ -192,3 +235,170 @@ def test_float64_into_float32_model_follows_the_module_dtype():
             return a, b, c
     """
     assert _only(code, "TCV206") == [(16, "TCV206", "unsafe")]
+
+
+def _legacy(code: str) -> list[tuple[str, str, str | None]]:
+    result = lint_source(
+        Source(text="import numpy as np\nimport torch\n" + textwrap.dedent(code)), Settings(extend_select=("TCV211",))
+    )
+    return [(f.code, f.message, f.fix.applicability.value if f.fix else None) for f in result]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected_code", "says", "applicability"),
+    [
+        ("t = torch.Tensor(np.arange(3))\n", "TCV201", "turns int64 data into float32 floats (integers above 2**24", "safe"),
+        # Literals written into a float constructor are meant as floats, and all are held exactly.
+        ("t = torch.Tensor([1, 0, 2])\n", "TCV211", "implicit cast to the default dtype", "safe"),
+        # A float type the author named: the cast is meant (an int32 0/1 feature matrix).
+        ("t = torch.DoubleTensor(np.arange(3))\n", "TCV211", "implicit cast to float64", "safe"),
+        ("t = torch.FloatTensor(np.zeros(3, dtype=np.int32))\n", "TCV211", "implicit cast to float32", "safe"),
+        ("t = torch.LongTensor(np.ones(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        ("t = torch.ByteTensor(np.arange(3))\n", "TCV201", "wraps int64 values outside uint8's range", "safe"),
+        ("t = torch.HalfTensor(np.ones(3))\n", "TCV201", "rounds float64 to float16", "safe"),
+        ("t = torch.FloatTensor([1e-50])\n", "TCV201", "casts these literals to float32, which does not hold them all", "safe"),
+        ("t = torch.Tensor(np.arange(3)).long()\n", "TCV201", "before the cast back to integers", "unsafe"),
+        # Integers of unknown size through float32 and back: probably small, so only the opt-in rule.
+        ("ids, _ = zip(*pairs)\nt = torch.Tensor(ids).long()\n", "TCV211", "before the cast back to integers", "unsafe"),
+        ("t = torch.FloatTensor(np.array([True, False]))\n", "TCV211", "implicit cast to float32", "safe"),
+        ("t = torch.IntTensor(np.zeros(2, dtype=np.int16))\n", "TCV211", "implicit cast to int32", "safe"),
+        ("t = torch.Tensor(np.eye(2))\n", "TCV211", "implicit cast to the default dtype", "safe"),
+        ("t = torch.LongTensor([1, 2])\n", "TCV211", "implicit cast to int64", "safe"),
+        ("t = torch.Tensor(list(values))\n", "TCV211", "implicit cast to the default dtype", "safe"),
+    ],
+)
+def test_legacy_constructor_messages_say_what_the_cast_does(code, expected_code, says, applicability):
+    ((code_found, message, fix),) = _legacy(code)
+    assert (code_found, fix) == (expected_code, applicability)
+    assert says in message
+    if expected_code == "TCV211":
+        assert "lost" not in message
+
+
+def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_place_write():
+    code = """\
+        import torch
+        w = torch.ones(2, requires_grad=True)
+        a = w.data.numpy()
+        f = w.data.float()
+        f.mul_(2)
+        def g():
+            y = w.data
+            y.zero_()
+    """
+    result = lint_source(Source(text=textwrap.dedent(code)), Settings())
+    messages = {f.start.line: f.message for f in result if f.code == "TCV104"}
+    assert set(messages) == {3, 4, 7}
+    assert "wrong gradients" not in messages[3] and "`.detach()` does the same" in messages[3]
+    assert "in-place change that follows" in messages[4] and "wrong gradients" in messages[4]
+    assert messages[7] == messages[4]
+
+
+def _apply_as_a_client(text: str, fixes) -> str:
+    """Apply every edit of every fix at once, as an editor applying several quick fixes would."""
+    source = Source(text=text)
+    edits = sorted(
+        ((source.offset(e.start), source.offset(e.end), e.content) for fix in fixes for e in fix.edits), reverse=True
+    )
+    for start, end, content in edits:
+        text = text[:start] + content + text[end:]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("line", "both", "grad_alone"),
+    [
+        ("arr = out.numpy()", "arr = out.detach().cpu().numpy()", "arr = out.detach().numpy()"),
+        ("arr = out.to(device).numpy()", "arr = out.detach().to(device).cpu().numpy()", "arr = out.detach().to(device).numpy()"),
+        ("arr = (out * 2).numpy()", "arr = (out * 2).detach().cpu().numpy()", "arr = (out * 2).detach().numpy()"),
+    ],
+)
+def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone):
+    text = f"import torch\ndevice = 'cuda'\nout = torch.nn.Linear(3, 2).to(device)(torch.ones(1, 3, device=device))\n{line}\n"
+    result = lint_source(Source(text=text), Settings())
+    by_code = {f.code: f.fix for f in result}
+    grad_fix, device_fix = by_code["TCV101"], by_code["TCV102"]
+    spans = [(e.start, e.end) for fix in (grad_fix, device_fix) for e in fix.edits]
+    assert len(set(spans)) == len(spans)  # no two edits at one point: applying both is well defined
+    assert _apply_as_a_client(text, [grad_fix, device_fix]).splitlines()[3] == both
+    assert _apply_as_a_client(text, [grad_fix]).splitlines()[3] == grad_alone
+    assert "`.detach()`" in grad_fix.message and "cpu" not in grad_fix.message
+    assert device_fix.message == "Insert `.cpu()`"
+    # With TCV102 off, TCV101's fix carries both parts, and its title says so.
+    (alone,) = [f for f in lint_source(Source(text=text), Settings(ignore=("TCV102",))) if f.code == "TCV101"]
+    assert _apply_as_a_client(text, [alone.fix]).splitlines()[3] == both
+    assert "`.detach()`" in alone.fix.message and "`.cpu()`" in alone.fix.message
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("def f(t: torch.Tensor):\n    return t.numpy()\n", "TCV101"),
+        ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
+        ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
+        ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
+        ("def f(t: torch.Tensor):\n    return np.asarray(t)\n", "TCV105"),
+    ],
+)
+def test_an_annotation_alone_never_makes_a_fix_safe(code, rule):
+    """Issue 14: evidence that is only an annotation may justify a finding, never a safe fix."""
+    found = _only("import numpy as np\nimport torch\n" + code, rule)
+    assert [applicability for _, _, applicability in found] == ["unsafe"]
+    known = code.replace("(t: torch.Tensor):\n", "():\n    t = torch.ones(2, requires_grad=True)\n").replace(
+        "(w: torch.Tensor):\n", "():\n    w = torch.ones(2, requires_grad=True)\n"
+    )
+    assert [applicability for _, _, applicability in _only("import numpy as np\nimport torch\n" + known, rule)] == ["safe"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # A mixture model of the file with its own `to` and `detach`: the chain is no evidence of a tensor.
+        "class Mixture:\n    def to(self, device):\n        return self\n    def detach(self):\n        return self\n"
+        "def f(mixture, device):\n    return mixture.to(device).detach()\n",
+    ],
+)
+def test_cpu_before_detach_needs_a_tensor(code):
+    assert _only("import torch\n" + code, "TCV103") == []
+    unknown = "import torch\ndef f(loss):\n    return loss.cpu().detach()\n"
+    assert _only(unknown, "TCV103") == [(3, "TCV103", "unsafe")]
+
+
+@pytest.mark.parametrize(
+    ("code", "reported"),
+    [
+        ("t = torch.Tensor(0)\n", False),  # no element to read
+        ("def f(n, hidden):\n    return torch.nn.Parameter(torch.FloatTensor(n, hidden))\n", True),  # two args: sizes
+        ("def f(n):\n    ids = torch.LongTensor(n, 2)\n    for i in range(n):\n        ids[i] = i\n    return ids\n", False),
+        ("w = torch.nn.Parameter(torch.Tensor(2, 3))\ntorch.nn.init.zeros_(w)\n", False),
+    ],
+)
+def test_legacy_constructor_size_reports_reads_of_uninitialised_memory(code, reported):
+    assert bool(_only("import torch\n" + code, "TCV202")) is reported
+
+
+@pytest.mark.parametrize("code", ["TCV101", "TCV103", "TCV104", "TCV106", "TCV201", "TCV202", "TCV204", "TCV205", "TCV211"])
+def test_a_rules_example_fires_and_its_replacement_does_not(code):
+    import re
+
+    from flake8_tensorconv.rules import RULES_BY_CODE
+
+    sections = RULES_BY_CODE[code].sections()
+    settings = Settings(extend_select=(code,))
+    for heading, fires in (("Example", True), ("Use instead", False)):
+        block = re.search(r"```python\n(.*?)```", sections[heading], re.S)
+        assert block is not None, f"{code}: no code block under {heading}"
+        source = Source(text="import numpy as np\nimport torch\n" + block.group(1))
+        assert (code in {f.code for f in lint_source(source, settings)}) is fires, f"{code} {heading}"
+
+
+def test_unique_counts_and_inverse_are_integers_but_its_values_keep_grad():
+    code = """\
+        import torch
+        out = torch.nn.Linear(3, 3)(torch.ones(2, 3))
+        values, inverse, counts = out.unique(return_inverse=True, return_counts=True)
+        a = counts.numpy()
+        b = inverse.numpy()
+        c = values.numpy()
+    """
+    assert [(line, rule) for line, rule, _ in findings(code)] == [(6, "TCV101")]

@@ -58,6 +58,15 @@ def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
                 }
             ],
         }
+        if finding.related:
+            result["relatedLocations"] = [
+                {
+                    "id": number,
+                    "physicalLocation": {"artifactLocation": {"uri": _uri(report.path)}, "region": _region(related.start, related.end)},
+                    "message": {"text": related.message},
+                }
+                for number, related in enumerate(finding.related)
+            ]
         if finding.fix is not None and report.fix_available(unsafe_fixes):
             result["fixes"] = [
                 {

@@ -1,10 +1,11 @@
-"""In-place writes into a named array, and where names are (re)bound in a scope.
+"""In-place writes into a named array.
 
 Shared by the aliasing rules: TCV106 (a write into ``t.numpy()`` changes ``t``)
 and TCV207 (a write into ``a`` changes ``torch.from_numpy(a)``). Both report at
 the write and fix the conversion that made the two share memory, so both need
-to find the conversion that reaches the write: the scope index answers that
-from syntax, because a Value records only the *name* it shares memory with.
+to find the conversion that reaches the write: the scope's bindings index
+(``ctx.scope``) answers that from syntax, because a Value records only the *name*
+it shares memory with.
 """
 
 from __future__ import annotations
@@ -32,9 +33,6 @@ FIRST_ARGUMENT_WRITERS = frozenset(
 )
 # ndarray attributes that are views of the array: ``a.flat[...] = v`` writes into ``a``.
 VIEW_ATTRIBUTES = frozenset({"flat", "real", "imag", "T", "mT"})
-_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-Position = tuple[int, int]
 
 
 class InPlaceWrite(NamedTuple):
@@ -116,109 +114,3 @@ def is_basic_index(index: ast.expr, ctx: Context) -> bool:
             continue  # a Python int (range() counter, len(...)): a NumPy int scalar would be fine too
         return False
     return True
-
-
-def start(node: ast.AST) -> Position:
-    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-
-
-def end(node: ast.AST) -> Position:
-    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
-
-
-class Binding(NamedTuple):
-    """One place where a name gets a new value."""
-
-    position: Position
-    # ``name = value`` (also ``x = name = value`` and ``(name := value)``); None for loop
-    # targets, unpacking, ``with ... as name``, ``del name``.
-    value: ast.expr | None
-
-
-class Scope:
-    """The bindings of one function (or module, or class body), nested scopes left out."""
-
-    def __init__(self, node: ast.AST) -> None:
-        self.node = node
-        self.bindings: dict[str, list[Binding]] = {}
-        for child in _walk_scope(node):
-            for name, position, value in _binds(child):
-                self.bindings.setdefault(name, []).append(Binding(position, value))
-        for bindings in self.bindings.values():
-            bindings.sort(key=lambda binding: binding.position)
-
-    def before(self, name: str, node: ast.AST) -> list[Binding]:
-        """Bindings of ``name`` that start before ``node`` starts, in source order."""
-        limit = start(node)
-        return [binding for binding in self.bindings.get(name, ()) if binding.position < limit]
-
-    def rebound_between(self, name: str, first: ast.AST, second: ast.AST) -> bool:
-        """Whether ``name`` gets a new value after ``first`` ends and before ``second`` starts."""
-        low, high = end(first), start(second)
-        return any(low <= binding.position < high for binding in self.bindings.get(name, ()))
-
-    def is_parameter(self, name: str) -> bool:
-        if not isinstance(self.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return False
-        args = self.node.args
-        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-        return any(arg is not None and arg.arg == name for arg in every)
-
-
-class ScopeIndex:
-    """Scopes by node, built on first use (a rule keeps one per file)."""
-
-    def __init__(self) -> None:
-        self._scopes: dict[int, Scope] = {}
-
-    def __call__(self, ctx: Context) -> Scope:
-        node = ctx.state.function or ctx.facts.tree
-        scope = self._scopes.get(id(node))
-        if scope is None or scope.node is not node:
-            scope = self._scopes[id(node)] = Scope(node)
-        return scope
-
-
-def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
-    body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [scope]
-    stack: list[ast.AST] = list(reversed(body)) if isinstance(body, list) else [body]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, _NESTED_SCOPES):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
-    """(name, position, assigned value) for each name ``node`` binds; AugAssign writes in place."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                yield target.id, start(target), node.value
-            else:
-                yield from _stored_names(target)
-    elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
-        yield node.target.id, start(node.target), node.value
-    elif isinstance(node, ast.NamedExpr):
-        yield node.target.id, start(node.target), node.value
-    elif isinstance(node, (ast.For, ast.AsyncFor)):
-        yield from _stored_names(node.target)
-    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-        yield from _stored_names(node.optional_vars)
-    elif isinstance(node, ast.Delete):
-        for target in node.targets:
-            yield from _stored_names(target, ast.Del)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield node.name, start(node), None
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        for alias in node.names:
-            yield (alias.asname or alias.name).partition(".")[0], start(node), None
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        yield node.name, start(node), None
-
-
-def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[str, Position, None]]:
-    for child in ast.walk(target):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, context):
-            yield child.id, start(child), None

@@ -11,12 +11,17 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules.base import Context, insertion
-from flake8_tensorconv.values import Device, Grad, Kind, Value
+from flake8_tensorconv.findings import Applicability, Edit, Fix, Position, Related
+from flake8_tensorconv.rules._receivers import only_declared
+from flake8_tensorconv.rules.base import Context, insertion, make_fix
+from flake8_tensorconv.values import Device, Grad, Kind, Origin, Value
 
 # Calls that move a tensor between devices; `.detach()` goes before them (see TCV103).
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
+# Methods that keep the data (and so the evidence) of their receiver: a message names the receiver.
+_SAME_DATA_METHODS = frozenset(
+    "cpu cuda to float double half long int contiguous clone squeeze unsqueeze view reshape flatten permute transpose t".split()
+)
 # Expressions that take a method call without parentheses around them.
 _POSTFIX_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
@@ -38,6 +43,46 @@ def device_risk(value: Value, strict: bool = False) -> bool:
     if strict:
         return value.kind in (Kind.TENSOR, Kind.UNKNOWN)
     return value.kind is Kind.TENSOR and value.device in (Device.ACCELERATOR, Device.MAYBE)
+
+
+def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, device: bool) -> tuple[str, tuple[Related, ...]]:
+    """Where the risk comes from, as a clause for the message (" (`logits` comes from `model(x)` on line 12, outside
+    `no_grad`)") and as related locations. Empty where the inference recorded no source step."""
+    while isinstance(subject, ast.Call) and isinstance(subject.func, ast.Attribute) and subject.func.attr in _SAME_DATA_METHODS:
+        subject = subject.func.value  # `logits.cpu()`: the evidence is about `logits`
+    name = ctx.text(subject) if subject is not None else ""
+    who = f"`{name}`" if name and len(name) <= 40 and "\n" not in name else "the tensor"
+    clauses: list[str] = []
+    related: list[Related] = []
+    grad_origin = value.grad_origin if grad else None
+    device_origin = value.device_origin if device else None
+    if grad_origin is not None:
+        what = _describe(ctx, grad_origin)
+        who = "it" if who == what else who
+        clauses.append(f"{who} comes from {what} on line {grad_origin.line}, outside `no_grad`")
+        related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
+    if device_origin is not None:
+        what = _describe(ctx, device_origin)
+        if device_origin == grad_origin:
+            clauses[-1] += ", and may be on a GPU"
+        else:
+            subject_text = "its device" if clauses else ("it" if who == what else who)
+            clauses.append(f"{subject_text} comes from {what} on line {device_origin.line}, which may be a GPU")
+        related.append(_related(ctx, device_origin, f"may be on a GPU: {what}"))
+    return (f" ({'; '.join(clauses)})" if clauses else ""), tuple(related)
+
+
+def _describe(ctx: Context, where: Origin) -> str:
+    if where.description is not None:
+        return where.description
+    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
+    text = ctx.source.text[ctx.source.offset(start) : ctx.source.offset(end)]
+    text = " ".join(text.split())
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+
+
+def _related(ctx: Context, where: Origin, message: str) -> Related:
+    return Related(ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column), message)
 
 
 def first_device_move(expression: ast.expr) -> ast.Attribute | None:
@@ -105,26 +150,70 @@ class NumpyCall(NamedTuple):
         """May raise "can't convert cuda:0 device type tensor to numpy" here."""
         return device_risk(self.value, strict)
 
-    def edits(self, ctx: Context, detach: bool, cpu: bool) -> tuple[Edit, ...]:
-        if ctx.settings.fix_style == "force":
-            start = ctx.attribute_name_start(self.node.func)  # type: ignore[arg-type]
-            end = ctx.end(self.node)
-            if start.line != end.line:
-                return ()
-            return (Edit(start, end, "numpy(force=True)"),)
-        edits = []
-        if detach:
-            # Detach before any device move so the copy is not recorded by autograd.
-            move = first_device_move(self.receiver)
-            if move is None and cpu:
-                return (insertion(ctx.attribute_name_start(self.node.func), "detach().cpu()."),)  # type: ignore[arg-type]
-            edits.append(insertion(ctx.attribute_name_start(move or self.node.func), "detach()."))  # type: ignore[arg-type]
-        if cpu:
-            edits.append(insertion(ctx.attribute_name_start(self.node.func), "cpu()."))  # type: ignore[arg-type]
-        return tuple(edits)
+    def fix(self, ctx: Context, detach: bool, cpu: bool) -> Fix | None:
+        """The fix that inserts the parts asked for, titled after what it inserts.
 
-    def applicability(self) -> Applicability:
-        return Applicability.SAFE if self.is_tensor else Applicability.UNSAFE
+        The parts sit at different points (`.detach()` at the dot before `numpy`, or before a
+        trailing device move; `cpu().` at `numpy`'s name), so the fixes of TCV101 (`.detach()`)
+        and TCV102 (`.cpu()`) on one call never overlap and a client applying both gets
+        `x.detach().cpu().numpy()`, not the parts twice.
+        """
+        func = self.node.func
+        assert isinstance(func, ast.Attribute)
+        name_start = ctx.attribute_name_start(func)
+        if ctx.settings.fix_style == "force":
+            end = ctx.end(self.node)
+            if name_start.line != end.line:
+                return None
+            return make_fix(self.applicability(ctx), "Replace `.numpy()` with `.numpy(force=True)`", Edit(name_start, end, "numpy(force=True)"))
+        edits: list[Edit] = []
+        inserted: list[str] = []
+        if detach:
+            move = first_device_move(self.receiver)
+            dot = _dot_before(name_start, ctx)
+            if move is not None:
+                edits.append(insertion(ctx.attribute_name_start(move), "detach()."))
+                inserted.append(f"`.detach()` before `.{move.attr}()`")
+            elif dot is not None:
+                edits.append(insertion(dot, ".detach()"))
+                inserted.append("`.detach()`")
+            elif cpu:
+                return make_fix(self.applicability(ctx), "Insert `.detach().cpu()`", insertion(name_start, "detach().cpu()."))
+            else:
+                edits.append(insertion(name_start, "detach()."))
+                inserted.append("`.detach()`")
+        if cpu:
+            edits.append(insertion(name_start, "cpu()."))
+            inserted.append("`.cpu()`")
+        if not edits:
+            return None
+        return make_fix(self.applicability(ctx), "Insert " + " and ".join(inserted), *edits)
+
+    def applicability(self, ctx: Context) -> Applicability:
+        # Safe on evidence that the receiver is a torch tensor; an annotation alone is not that.
+        return Applicability.SAFE if self.is_tensor and not only_declared(self.receiver, ctx) else Applicability.UNSAFE
+
+
+def _dot_before(name_start: Position, ctx: Context) -> Position | None:
+    """Where the ``.`` of ``x.numpy`` is, when it sits right before the name on the same line."""
+    line = ctx.source.line(name_start.line)
+    if name_start.column > 0 and line[name_start.column - 1] == ".":
+        return Position(name_start.line, name_start.column - 1)
+    return None
+
+
+def grad_rule_reports(call: NumpyCall, ctx: Context) -> bool:
+    """TCV101 or its strict twin TCV111 reports this call (and so carries the `.detach()` part)."""
+    if "TCV101" in ctx.enabled_codes and call.grad_risk(ctx):
+        return True
+    return "TCV111" in ctx.enabled_codes and call.grad_risk(ctx, strict=True) and not foreign_receiver(call.receiver, ctx)
+
+
+def device_rule_reports(call: NumpyCall, ctx: Context) -> bool:
+    """TCV102 or its strict twin TCV112 reports this call (and so carries the `.cpu()` part)."""
+    if "TCV102" in ctx.enabled_codes and call.device_risk():
+        return True
+    return "TCV112" in ctx.enabled_codes and call.device_risk(strict=True) and not foreign_receiver(call.receiver, ctx)
 
 
 def _after_data(receiver: ast.expr) -> bool:
@@ -163,7 +252,7 @@ def foreign_receiver(receiver: ast.expr, ctx: Context) -> bool:
     if isinstance(receiver, ast.Name):
         if receiver.id == "self" and ctx.state.class_name in own:
             return True
-        definitions = _definitions(receiver.id, ctx.state.function or ctx.facts.tree)
+        definitions = ctx.scope.definitions(receiver.id)
         return bool(definitions) and all(d is not None and _foreign_construction(d, own, ctx) for d in definitions)
     return _foreign_construction(receiver, own, ctx)
 
@@ -180,36 +269,9 @@ def _foreign_construction(node: ast.expr, own: set[str], ctx: Context) -> bool:
 def _own_numpy_classes(ctx: Context) -> set[str]:
     """Classes of this file with a `numpy` member that do not derive from torch.Tensor."""
     classes = set()
-    for node in ast.walk(ctx.facts.tree):
-        if isinstance(node, ast.ClassDef) and "numpy" in ctx.facts.class_members.get(node.name, ()):
+    for node in ctx.facts.classes:
+        if "numpy" in ctx.facts.class_members.get(node.name, ()):
             bases = [ctx.facts.qualname(base) or "" for base in node.bases]
             if not any(base.startswith("torch.") for base in bases):
                 classes.add(node.name)
     return classes
-
-
-def _definitions(name: str, scope: ast.AST) -> list[ast.expr | None]:
-    """What ``name = ...`` binds in ``scope`` (nested functions and classes aside); None for any other binding."""
-    definitions: list[ast.expr | None] = []
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        arguments = scope.args
-        if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}:
-            definitions.append(None)
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            if getattr(node, "name", None) == name:
-                definitions.append(None)
-            continue
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            definitions.append(node.value)
-            stack.extend(t for t in node.targets if not isinstance(t, ast.Name))
-            stack.append(node.value)
-            continue
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            definitions.append(None)  # a loop target, `with ... as`, unpacking, `del`...
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.partition(".")[0]) == name for a in node.names):
-            definitions.append(None)
-        stack.extend(ast.iter_child_nodes(node))
-    return definitions

@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, ClassVar
 
-from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position
+from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position, Related
 from flake8_tensorconv.values import Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
     from flake8_tensorconv.inference import FileFacts, Interpreter, State
+    from flake8_tensorconv.inference.bindings import Scope
     from flake8_tensorconv.source import Source
 
 
@@ -81,7 +82,9 @@ class Context:
         self.enabled_codes = enabled_codes
         self.state: State = interpreter.state
         self.findings: list[Finding] = []
-        self._uses: dict[int, dict[str, list[tuple[int, int]]]] = {}
+        from flake8_tensorconv.inference.bindings import ScopeIndex  # a Context exists only where inference runs
+
+        self._scopes = ScopeIndex()
 
     # -------------------------------------------------------------- knowledge
     def value(self, node: ast.expr) -> Value:
@@ -96,20 +99,14 @@ class Context:
             return None
         return self.facts.qualname(node)
 
+    @property
+    def scope(self) -> Scope:
+        """The bindings / def-use index of the function (or module) being walked."""
+        return self._scopes.of(self.state.function or self.facts.tree)
+
     def used_after(self, name: str, node: ast.AST) -> bool:
         """Whether ``name`` is read after ``node`` in the enclosing function."""
-        scope = self.state.function
-        if scope is None:
-            return True
-        uses = self._uses.get(id(scope))
-        if uses is None:
-            uses = {}
-            for child in ast.walk(scope):
-                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-                    uses.setdefault(child.id, []).append((child.lineno, child.col_offset))
-            self._uses[id(scope)] = uses
-        after = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
-        return any(use > after for use in uses.get(name, ()))
+        return self.scope.read_after(name, node)
 
     # -------------------------------------------------------------- positions and text
     def start(self, node: ast.AST) -> Position:
@@ -141,9 +138,10 @@ class Context:
         node: ast.AST,
         message: str | None = None,
         fix: Fix | None = None,
+        related: tuple[Related, ...] = (),
     ) -> None:
         self.findings.append(
-            Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix)
+            Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix, related=related)
         )
 
 

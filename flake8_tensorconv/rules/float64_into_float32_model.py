@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv.findings import Applicability
 from flake8_tensorconv.rules._conversion import needs_parentheses
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
-from flake8_tensorconv.values import Grad, Kind, Value, module_class_fact
+from flake8_tensorconv.values import Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -19,7 +19,7 @@ _LAYER_FUNCTIONS = {
     "torch.nn.functional.bilinear": ((0, 1), 2),
 }
 # Modules whose input is an index tensor: a float input is wrong there, and `.float()` would not help.
-_INDEX_INPUT_MODULES = frozenset(module_class_fact(f"torch.nn.{name}") for name in ("Embedding", "EmbeddingBag"))
+_INDEX_INPUT_MODULES = frozenset(f"torch.nn.{name}" for name in ("Embedding", "EmbeddingBag"))
 # Names whose presence in a class shows that it takes care of dtypes itself.
 _DTYPE_ATTRIBUTES = frozenset({"dtype", "float", "double", "half", "bfloat16", "type", "type_as", "float32", "float64", "float16"})
 
@@ -117,10 +117,10 @@ class Float64IntoFloat32Model(Rule):
         return []
 
     def _float32_module(self, module: Value, func: ast.expr, ctx: Context) -> bool:
-        if module.kind is not Kind.MODULE or "parametrized" not in module.facts or module.facts & _INDEX_INPUT_MODULES:
+        if module.kind is not Kind.MODULE or Fact.PARAMETRIZED not in module.facts or module.instance_of in _INDEX_INPUT_MODULES:
             return False
-        classes = [fact[len("class:"):] for fact in module.facts if fact.startswith("class:")]
-        if "self" in module.facts or _is_self_attribute(func):
+        classes = [module.instance_of] if module.instance_of is not None else []
+        if Fact.SELF in module.facts or _is_self_attribute(func):
             classes.append(ctx.state.class_name or "")
         return module.dtype == "float32" and not any(self._handles_dtypes(name, ctx) for name in classes)
 
@@ -128,7 +128,7 @@ class Float64IntoFloat32Model(Rule):
         """Whether a class of the file mentions dtypes (casts, `dtype=`); unknown classes count as not."""
         if class_name not in self._dtype_aware_classes:
             self._dtype_aware_classes[class_name] = False  # a class that derives from itself ends here
-            definitions = [n for n in ast.walk(ctx.facts.tree) if isinstance(n, ast.ClassDef) and n.name == class_name]
+            definitions = [n for n in ctx.facts.classes if n.name == class_name]
             self._dtype_aware_classes[class_name] = any(
                 _mentions_dtypes(definition) or any(isinstance(base, ast.Name) and self._handles_dtypes(base.id, ctx) for base in definition.bases)
                 for definition in definitions
@@ -149,7 +149,7 @@ def _callee(func: ast.expr, ctx: Context) -> Value:
     value = ctx.value(func)
     if value.kind is Kind.UNKNOWN and _is_self_attribute(func) and ctx.state.class_name:
         known = ctx.facts.class_attributes.get(ctx.state.class_name, {}).get(func.attr)  # type: ignore[attr-defined]
-        if known is not None and "self" in ctx.value(func.value).facts:  # type: ignore[attr-defined]
+        if known is not None and Fact.SELF in ctx.value(func.value).facts:  # type: ignore[attr-defined]
             return known
     return value
 
@@ -158,7 +158,7 @@ def _float32_weight(weight: Value) -> bool:
     """A float32 weight: known float32, or a parameter / requires-grad tensor created in the default dtype."""
     if weight.kind is not Kind.TENSOR:
         return False
-    return weight.dtype == "float32" or (weight.dtype is None and (weight.grad is Grad.YES or "parameter" in weight.facts))
+    return weight.dtype == "float32" or (weight.dtype is None and (weight.grad is Grad.YES or Fact.PARAMETER in weight.facts))
 
 
 def _mentions_dtypes(definition: ast.ClassDef) -> bool:

@@ -1,26 +1,51 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, TRIGGERS, converts_exactly, is_data_argument, legacy_call
-from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+from flake8_tensorconv.rules._legacy_constructor import (
+    CHANGES,
+    LOSSY,
+    TRIGGERS,
+    Cast,
+    Initialisation,
+    classify_cast,
+    explicit_cast_fix,
+    is_data_argument,
+    legacy_call,
+)
+from flake8_tensorconv.rules.base import Context, Rule, make_fix
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.config import Settings
+    from flake8_tensorconv.rules._legacy_constructor import LegacyCall
+
+# The largest integer each float dtype holds exactly: above it, integers are rounded.
+_EXACT_INTEGERS = {"float16": "2**11", "bfloat16": "2**8", "float32": "2**24", "float64": "2**53"}
 
 
 class LegacyConstructorCast(Rule):
     """
     ## What it does
     Flags `torch.Tensor(x)` and the typed legacy constructors (`torch.FloatTensor`,
-    `torch.LongTensor`, `torch.ByteTensor`, ...) given a NumPy array or a sequence.
-    A display of number literals that the cast keeps (`torch.LongTensor([0, 1])`,
-    `torch.Tensor([0.5, -2])`) is left alone: nothing can be lost there.
+    `torch.LongTensor`, `torch.ByteTensor`, ...) where the cast they make changes
+    what the data is or can lose values: integer data into a float tensor
+    (`torch.Tensor(labels)`), floats into an integer type (`torch.LongTensor` of
+    floats), integers into a narrower integer type (`torch.ByteTensor` of int64),
+    floats into a 16-bit float, and number literals the dtype cannot hold
+    (`torch.FloatTensor([1e-50])`). Data whose dtype is not visible counts as
+    integer data when the result is cast straight back to integers
+    (`torch.Tensor(indices).long()`). Casts that lose nothing (bools, exact
+    literals, integers into a wider type, float64 into float32) are TCV211's,
+    an opt-in rule.
 
     ## Why is this bad?
     The legacy constructors cast silently: `torch.Tensor` to the default float
     dtype, the typed ones to theirs. Integer labels become float32, `2**53 + 1`
-    becomes `9007199254740992`, `1e-50` becomes `0`, `1e300` becomes `inf`,
-    `LongTensor` of uint64 max gives `-1`; no warning is emitted. For float32
-    input `torch.Tensor(arr)` aliases the array instead of copying it.
+    becomes `9007199254740992` (in float32 everything above `2**24` is rounded),
+    `1.7` becomes `1` in a `LongTensor`, `256` becomes `0` in a `ByteTensor`,
+    `1e-50` becomes `0`; no warning is emitted.
 
     ## Example
     ```python
@@ -30,42 +55,79 @@ class LegacyConstructorCast(Rule):
 
     ## Use instead
     ```python
-    t = torch.as_tensor(labels, dtype=torch.get_default_dtype())  # the same cast, now visible
-    t = torch.tensor(labels)  # or keep the dtype (int64) and copy
+    t = torch.tensor(labels)  # keep the dtype (int64), probably what was meant
+    t = torch.as_tensor(labels, dtype=torch.get_default_dtype())  # or the same cast, now visible
     ```
 
     ## Fix safety
     Safe: `torch.as_tensor(x, dtype=torch.get_default_dtype())` (or the typed
     constructor's dtype) is the exact drop-in, measured on every NumPy dtype,
-    contiguous, strided and read-only inputs, aliasing included. It is offered
-    only when `x` is visibly an array or a sequence: with an integer argument
-    the legacy call allocates that many elements (see TCV202).
+    contiguous, strided and read-only inputs, aliasing included. It keeps the
+    cast, so the message says when `torch.tensor(x)` (which keeps the dtype) is
+    probably what was meant. Where the result is cast straight back to integers
+    (`torch.Tensor(ids).long()`) integers were meant, and the fix is
+    `torch.tensor(ids).long()`: unsafe, because integers above `2**24` now keep
+    their values. The fix is offered only when `x` is visibly an array or a
+    sequence: with an integer argument the legacy call allocates that many
+    elements (see TCV202).
     """
 
     code = "TCV201"
     name = "legacy-constructor-cast"
-    message = (
-        "`{name}(...)` silently casts its data to {dtype} (values can be lost); "
-        "use `torch.as_tensor(..., dtype=...)` to make the cast explicit or `torch.tensor(...)` to keep the dtype"
-    )
+    message = "`{name}(...)` {what}"
     triggers = TRIGGERS
-    fix_safety = "safe"
+    fix_safety = "sometimes"
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._parents: dict[int, ast.AST] | None = None
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
         if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
             return
-        if converts_exactly(node.args[0], LEGACY_CONSTRUCTORS[call.qualname]):
-            return  # `torch.LongTensor([0, 1])`, `torch.Tensor([0.5, -1])`: the cast loses nothing
-        dtype = "the default float dtype" if call.short_name == "Tensor" else call.dtype_expression().rpartition(".")[2]
-        message = self.message.format(name=ctx.text(node.func), dtype=dtype)
-        fix = None
-        if call.torch_alias is not None:
-            last = node.keywords[-1].value if node.keywords else node.args[-1]
+        if self._parents is None:
+            self._parents = Initialisation(ctx.facts.tree).parents
+        cast = classify_cast(call, self._parents, ctx)
+        if cast.verdict not in (LOSSY, CHANGES):
+            return  # nothing is lost: TCV211 (opt-in) modernises these
+        message = self.message.format(name=ctx.text(node.func), what=_what_happens(cast, call))
+        fix = explicit_cast_fix(call, ctx)
+        if cast.verdict == CHANGES and cast.back_to_integers and call.torch_alias is not None:
             fix = make_fix(
-                Applicability.SAFE,
-                "Use `torch.as_tensor` with the dtype the constructor casts to",
-                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.as_tensor"),
-                insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
+                Applicability.UNSAFE,
+                f"Replace `{ctx.text(node.func)}` with `{call.torch_alias}.tensor`, which keeps the integers",
+                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor"),
             )
         ctx.report(self, node, message, fix)
+
+
+def _what_happens(cast: Cast, call: LegacyCall) -> str:
+    source, target = cast.source_dtype, cast.target_dtype
+    if cast.verdict == CHANGES:
+        data = f"{source} data" if source else "integer data"
+        limit = _EXACT_INTEGERS[target]
+        if cast.back_to_integers:
+            return (
+                f"sends {data} through {target} before the cast back to integers: integers above {limit} are "
+                "silently rounded; `torch.tensor(...)` keeps them exact (probably what was meant)"
+            )
+        return (
+            f"silently turns {data} into {target} floats (integers above {limit} are rounded); if the integers "
+            "were meant (labels, indices), use `torch.tensor(...)`, which keeps their dtype; "
+            "`torch.as_tensor(..., dtype=...)` keeps the cast, visibly"
+        )
+    if source is None:
+        loss = f"casts these literals to {target}, which does not hold them all: values are lost"
+    elif source in _EXACT_INTEGERS and target not in _EXACT_INTEGERS:
+        loss = f"truncates {source} floats to {target}"
+    elif source in _EXACT_INTEGERS:
+        loss = f"rounds {source} to {target}, whose range and precision are much smaller: values are lost"
+    elif source.startswith("complex"):
+        loss = f"casts {source} data to {target}: values are lost"
+    else:
+        loss = f"wraps {source} values outside {target}'s range"
+    return (
+        f"silently {loss}; use `torch.tensor(...)` to keep the dtype or `torch.as_tensor(..., dtype=...)` "
+        "to make the cast explicit"
+    )

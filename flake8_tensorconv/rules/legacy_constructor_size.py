@@ -1,10 +1,32 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, TRIGGERS, is_size_argument, legacy_call
+from flake8_tensorconv.rules._legacy_constructor import (
+    LEGACY_CONSTRUCTORS,
+    TRIGGERS,
+    Initialisation,
+    is_size_argument,
+    legacy_call,
+)
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+from flake8_tensorconv.values import Kind
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.config import Settings
+
+
+def _sizes(arguments: list[ast.expr], ctx: Context) -> bool:
+    """Integers, or (two or more of them) values that can only be sizes: data is one argument."""
+    if all(is_size_argument(argument, ctx) for argument in arguments):
+        return True
+    return len(arguments) >= 2 and all(
+        is_size_argument(argument, ctx)
+        or (isinstance(argument, (ast.Name, ast.Attribute, ast.BinOp)) and ctx.value(argument).kind in (Kind.UNKNOWN, Kind.NUMBER))
+        for argument in arguments
+    )
 
 
 class LegacyConstructorSize(Rule):
@@ -12,6 +34,15 @@ class LegacyConstructorSize(Rule):
     ## What it does
     Flags `torch.Tensor(3)`, `torch.FloatTensor(n)`, `torch.Tensor(np.array(3))`
     and `torch.Tensor(np.int64(3))`: a legacy constructor given integers.
+
+    An allocation that is initialised before it is read is not reported: a
+    direct initialiser (`torch.FloatTensor(n).uniform_(-1, 1)`), or a name or a
+    `self` attribute (also wrapped in `nn.Parameter`) that gets an initialiser
+    later in its function, or in any method of its class (`nn.init.xavier_uniform_
+    (self.weight)`, `self.weight.data.normal_()`, a loop over `self.parameters()`
+    in `reset_parameters`), or a name whose items are assigned one by one later in
+    its function (`ids[i] = ...`). That is an old spelling of `torch.empty`, not a
+    bug. Nor is `torch.Tensor(0)`, which has no element to read.
 
     ## Why is this bad?
     An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised
@@ -44,10 +75,20 @@ class LegacyConstructorSize(Rule):
     triggers = TRIGGERS
     fix_safety = "safe"
 
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._initialisation: Initialisation | None = None
+
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
-        if call is None or not all(is_size_argument(argument, ctx) for argument in node.args):
+        if call is None or not _sizes(node.args, ctx):
             return
+        if any(isinstance(argument, ast.Constant) and argument.value == 0 for argument in node.args):
+            return  # `torch.Tensor(0)`: no element, nothing uninitialised to read
+        if self._initialisation is None:
+            self._initialisation = Initialisation(ctx.facts.tree)
+        if self._initialisation.initialised(node, ctx):
+            return  # allocate-then-initialise: the values are written before anyone reads them
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
         message = self.message.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
         fix = None

@@ -4,12 +4,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, ScopeIndex, in_place_writes
+from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
 if TYPE_CHECKING:
-    from flake8_tensorconv.config import Settings
+    pass
 
 # Conversions that return a tensor sharing the array's memory.
 _SHARING_CONVERSIONS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.asarray"})
@@ -66,10 +66,6 @@ class MutatedSharedSource(Rule):
     triggers = tuple(f"{name}(" for name in sorted(_SHARING_CONVERSIONS))
     fix_safety = "unsafe"
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._scope = ScopeIndex()
-
     def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
         self._check(node, ctx)
 
@@ -88,7 +84,7 @@ class MutatedSharedSource(Rule):
         array = ctx.value(write.name)
         if array.kind not in (Kind.NDARRAY, Kind.UNKNOWN):
             return
-        scope = self._scope(ctx)
+        scope = ctx.scope
         for tensor_name, tensor in sorted(ctx.state.env.items()):
             if tensor.kind is not Kind.TENSOR or tensor.shares_with != array_name or tensor_name == array_name:
                 continue

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.rules._numpy_call import device_risk, edited_text, grad_risk, host_edits
+from flake8_tensorconv.rules._numpy_call import device_risk, edited_text, evidence, grad_risk, host_edits
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Kind, Value
+from flake8_tensorconv.values import Kind, Value, same
 
 # NumPy functions that turn array-like arguments into arrays through `Tensor.__array__`
 # (which calls `Tensor.numpy()`), and which positional arguments are array-likes.
@@ -91,7 +92,9 @@ class NumpyCallOnTensor(Rule):
     of tensors), which leaves NumPy's result unchanged: on the CPU `.cpu()`
     returns the tensor itself. `.copy()` would not be safe: it changes strides.
     `np.array(t, copy=False)` becomes `np.asarray(t)`, which aliases `t` as the
-    original did under NumPy 1.
+    original did under NumPy 1. Unsafe where `t` is a parameter known as a tensor
+    from its annotation alone: a caller may pass an array, which NumPy converts
+    and which has no `.detach()`.
 
     ## Known problems
     Only tensors the inference knows about are reported; a list of tensors must
@@ -108,7 +111,7 @@ class NumpyCallOnTensor(Rule):
         "(torch's `__array__` cannot promise not to copy); use `np.asarray(...)`"
     )
     triggers = tuple(sorted(f"numpy.{name}(" for name in (*_CONVERTERS, *_SEQUENCE_REDUCTIONS)))
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         qualname = ctx.qualname(node.func)
@@ -126,7 +129,9 @@ class NumpyCallOnTensor(Rule):
         grad = any(grad_risk(c.value, ctx) for c in risky)
         device = any(device_risk(c.value) for c in risky)
         message = self.message.format(function=ctx.text(node.func), **_wording(grad, device))
-        ctx.report(self, node, message, self._fix(node, name, risky, grad, device, ctx))
+        first = risky[0]
+        because, related = evidence(ctx, first.node, first.value, grad_risk(first.value, ctx), device_risk(first.value))
+        ctx.report(self, node, message + because, self._fix(node, name, risky, grad, device, ctx), related)
 
     # ------------------------------------------------------------------ what is converted
     def _conversions(self, node: ast.Call, name: str, ctx: Context) -> Iterator[_Conversion]:
@@ -146,14 +151,17 @@ class NumpyCallOnTensor(Rule):
         if any(c.in_sequence and not _is_sequence_operand(c.node) for c in risky):
             return None
         what = "`.detach().cpu()`" if grad and device else "`.detach()`" if grad else "`.cpu()`"
+        # A parameter known as a tensor from its annotation alone may be an array at run time,
+        # which NumPy converts and `.detach()` does not have.
+        applicability = Applicability.UNSAFE if any(only_declared(c.node, ctx) for c in risky) else Applicability.SAFE
         if _plain_asarray(node, name, ctx) and risky[0].node is node.args[0] and not risky[0].in_sequence:
             argument = node.args[0]
             text = edited_text(ctx, argument, host_edits(ctx, argument, grad, device))
-            return make_fix(Applicability.SAFE, f"Convert with {what} and `.numpy()`", Edit(ctx.start(node), ctx.end(node), f"{text}.numpy()"))
+            return make_fix(applicability, f"Convert with {what} and `.numpy()`", Edit(ctx.start(node), ctx.end(node), f"{text}.numpy()"))
         edits: list[Edit] = []
         for conversion in risky:
             edits.extend(self._operand_edits(conversion, ctx))
-        return make_fix(Applicability.SAFE, f"Insert {what} before NumPy converts the tensor", *edits)
+        return make_fix(applicability, f"Insert {what} before NumPy converts the tensor", *edits)
 
     def _operand_edits(self, conversion: _Conversion, ctx: Context) -> tuple[Edit, ...]:
         detach, cpu = grad_risk(conversion.value, ctx), device_risk(conversion.value)
@@ -217,7 +225,7 @@ def _item(value: Value) -> Value | None:
         return value.element
     if value.elements:
         first = value.elements[0]
-        return first if all(element == first for element in value.elements) else None
+        return first if all(same(element, first) for element in value.elements) else None
     return None
 
 
@@ -236,10 +244,7 @@ def _item_name(sequence: ast.expr, ctx: Context) -> str:
         singular = name[:-3] + "y"
     elif len(name) > 2 and name.endswith("s") and not name.endswith("ss"):
         singular = name[:-1]
-    scope = ctx.state.function or ctx.facts.tree
-    used = {node.id for node in ast.walk(scope) if isinstance(node, ast.Name)} | {
-        node.arg for node in ast.walk(scope) if isinstance(node, ast.arg)
-    }
+    used = ctx.scope.names
     for candidate in (singular, "t", "tensor", "item"):
         if candidate.isidentifier() and not keyword.iskeyword(candidate) and candidate not in used:
             return candidate

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
@@ -122,7 +123,8 @@ class NumpyFunctionOnTensor(Rule):
         message = self.message.format(function=ctx.text(node.func), fix=shown)
         fix = None
         if call is not None:
-            fix = make_fix(Applicability.SAFE, "Call the tensor's own method", Edit(ctx.start(node), ctx.end(node), call))
+            applicability = Applicability.UNSAFE if only_declared(node.args[0], ctx) else Applicability.SAFE
+            fix = make_fix(applicability, "Call the tensor's own method", Edit(ctx.start(node), ctx.end(node), call))
         ctx.report(self, node, message, fix)
 
     def _method_call(self, node: ast.Call, method: str, ctx: Context) -> str | None:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import foreign_receiver, numpy_call
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules._numpy_call import foreign_receiver, grad_rule_reports, numpy_call
+from flake8_tensorconv.rules.base import Context, Rule
 
 _DEFAULT_TWIN = "TCV102"
 
@@ -71,6 +71,7 @@ class NumpyMaybeOnAccelerator(Rule):
             return  # TCV102 reports this call
         if foreign_receiver(call.receiver, ctx):
             return
-        edits = call.edits(ctx, detach=call.grad_risk(ctx, strict=True), cpu=True)
-        fix = make_fix(call.applicability(), "Insert `.cpu()`", *edits) if edits else None
+        # The `.detach()` part is the grad rule's fix where that rule reports this call too.
+        grad_part = call.grad_risk(ctx, strict=True) and not grad_rule_reports(call, ctx)
+        fix = None if ctx.settings.fix_style == "force" and grad_rule_reports(call, ctx) else call.fix(ctx, detach=grad_part, cpu=True)
         ctx.report(self, node, fix=fix)

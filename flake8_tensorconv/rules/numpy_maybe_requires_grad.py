@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import foreign_receiver, numpy_call
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules._numpy_call import device_rule_reports, foreign_receiver, numpy_call
+from flake8_tensorconv.rules.base import Context, Rule
 
 _DEFAULT_TWIN = "TCV101"
 
@@ -71,6 +71,6 @@ class NumpyMaybeRequiresGrad(Rule):
             return  # TCV101 reports this call
         if foreign_receiver(call.receiver, ctx):
             return
-        edits = call.edits(ctx, detach=True, cpu=call.device_risk(strict=True))
-        fix = make_fix(call.applicability(), "Insert `.detach()`", *edits) if edits else None
+        # The `.cpu()` part is the device rule's fix where that rule reports this call too.
+        fix = call.fix(ctx, detach=True, cpu=call.device_risk(strict=True) and not device_rule_reports(call, ctx))
         ctx.report(self, node, fix=fix)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import numpy_call
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules._numpy_call import evidence, grad_rule_reports, numpy_call
+from flake8_tensorconv.rules.base import Context, Rule
 
 
 class NumpyOnAccelerator(Rule):
@@ -47,6 +47,8 @@ class NumpyOnAccelerator(Rule):
         call = numpy_call(node, ctx)
         if call is None or not call.device_risk():
             return
-        edits = call.edits(ctx, detach=call.grad_risk(ctx), cpu=True)
-        fix = make_fix(call.applicability(), "Insert `.cpu()`", *edits) if edits else None
-        ctx.report(self, node, fix=fix)
+        # The `.detach()` part is the grad rule's fix where that rule reports this call too.
+        grad_part = call.grad_risk(ctx) and not grad_rule_reports(call, ctx)
+        fix = None if ctx.settings.fix_style == "force" and grad_rule_reports(call, ctx) else call.fix(ctx, detach=grad_part, cpu=True)
+        because, related = evidence(ctx, call.receiver, call.value, grad=False, device=True)
+        ctx.report(self, node, self.message + because, fix, related)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import numpy_call
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, numpy_call
+from flake8_tensorconv.rules.base import Context, Rule
 
 
 class NumpyRequiresGrad(Rule):
@@ -48,6 +48,7 @@ class NumpyRequiresGrad(Rule):
         call = numpy_call(node, ctx)
         if call is None or not call.grad_risk(ctx):
             return
-        edits = call.edits(ctx, detach=True, cpu=call.device_risk())
-        fix = make_fix(call.applicability(), "Insert `.detach()`", *edits) if edits else None
-        ctx.report(self, node, fix=fix)
+        # The `.cpu()` part is the device rule's fix where that rule reports this call too.
+        fix = call.fix(ctx, detach=True, cpu=call.device_risk() and not device_rule_reports(call, ctx))
+        because, related = evidence(ctx, call.receiver, call.value, grad=True, device=False)
+        ctx.report(self, node, self.message + because, fix, related)

@@ -5,7 +5,7 @@ from typing import NamedTuple
 
 from flake8_tensorconv.findings import Applicability
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
-from flake8_tensorconv.values import Kind, Value
+from flake8_tensorconv.values import Fact, Kind, Value
 
 _COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 
@@ -108,11 +108,11 @@ class NumpyUnsupportedTensor(Rule):
 
 def _problem(value: Value, forced: bool) -> Problem | None:
     """What makes ``.numpy()`` raise, in the order torch checks (layout, conj, neg, dtype)."""
-    if "sparse" in value.facts:
+    if Fact.SPARSE in value.facts:
         return _SPARSE
-    if not forced and "conj" in value.facts and value.dtype in _COMPLEX_DTYPES:
+    if not forced and Fact.CONJ in value.facts and value.dtype in _COMPLEX_DTYPES:
         return _CONJ
-    if not forced and "neg" in value.facts:
+    if not forced and Fact.NEG in value.facts:
         return _NEG  # the inference marks `.imag` of a conjugate view only for complex tensors
     cure = _DTYPE_CURES.get(value.dtype or "")
     if cure is None:

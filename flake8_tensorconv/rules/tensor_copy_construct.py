@@ -4,6 +4,7 @@ import ast
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._conversion import receiver_text, single_data_argument
+from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
@@ -30,11 +31,13 @@ class TensorCopyConstruct(Rule):
 
     ## Example
     ```python
+    prediction = torch.nn.Linear(4, 1)(batch)
     target = torch.tensor(prediction, dtype=torch.float64, requires_grad=True)
     ```
 
     ## Use instead
     ```python
+    prediction = torch.nn.Linear(4, 1)(batch)
     target = prediction.detach().clone().to(torch.float64).requires_grad_(True)
     ```
 
@@ -81,7 +84,9 @@ class TensorCopyConstruct(Rule):
         requires_grad = keywords.get("requires_grad")
         if requires_grad is not None and not (isinstance(requires_grad, ast.Constant) and requires_grad.value is False):
             text += f".requires_grad_({ctx.text(requires_grad)})"
-        return make_fix(Applicability.SAFE, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
+        # A parameter known as a tensor only from its annotation may be an int at run time.
+        applicability = Applicability.UNSAFE if only_declared(source, ctx) else Applicability.SAFE
+        return make_fix(applicability, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
 
 
 def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bool:
@@ -97,19 +102,17 @@ def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bo
     if annotation is None:
         return False
     # `u = torch.tensor(u)` does not count as a rebinding before the conversion.
-    own_targets = {
-        id(target)
-        for statement in ast.walk(function)
-        if isinstance(statement, ast.Assign) and any(child is call for child in ast.walk(statement.value))
-        for target in statement.targets
-    }
-    if any(
-        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) and id(node) not in own_targets
-        for node in ast.walk(function)
-    ):
+    scope = ctx.scope
+    own = {binding.position for binding in scope.bindings.get(name, ()) if binding.value is not None and _within(call, binding.value)}
+    if any((store.lineno, store.col_offset) not in own for store in scope.stores(name)):
         return False
     members = [member for member in _union_members(annotation) if not (isinstance(member, ast.Constant) and member.value is None)]
     return len(members) > 1  # `Tensor | None` is a tensor wherever it is converted
+
+
+def _within(inner: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and (  # type: ignore[attr-defined]
+        inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
 
 
 def _union_members(annotation: ast.expr) -> list[ast.expr]:

@@ -1,14 +1,23 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv.findings import Applicability, Fix
 from flake8_tensorconv.rules._conversion import TENSOR_FROM_DATA, module_alias, single_data_argument
+from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, legacy_call
+from flake8_tensorconv.rules._legacy_constructor import TRIGGERS as LEGACY_TRIGGERS
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Kind, Value
 
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.bindings import Mention
+
+# NumPy functions that return an array whatever they are given (`map(np.load, paths)`).
+_ARRAY_FUNCTIONS = frozenset(
+    "numpy." + name for name in "load array asarray ascontiguousarray stack vstack hstack concatenate copy".split()
+)
 # Calls that only read a list: passing it to them cannot add an item of another dtype.
 _READ_ONLY_CALLS = frozenset({"len", "print", "repr", "str", "enumerate", "zip", "sorted", "reversed", "any", "all", "isinstance"})
 # List methods that add nothing, or add what the inference follows (append, extend).
@@ -18,9 +27,11 @@ _ADDS_NOTHING_UNSEEN = frozenset({"append", "extend", "copy", "count", "index", 
 class TensorFromListOfArrays(Rule):
     """
     ## What it does
-    Flags `torch.tensor(items)` (and `torch.as_tensor`, `torch.asarray`) where
-    `items` is a list of NumPy arrays: a list display or comprehension of
-    arrays, or a list built with `.append(array)`.
+    Flags `torch.tensor(items)` (and `torch.as_tensor`, `torch.asarray`, and the
+    legacy constructors `torch.Tensor`, `torch.FloatTensor`...) where `items` is a
+    list of NumPy arrays: a list display or comprehension of arrays (nested ones
+    too: a list of lists of arrays), `list(...)` of a generator of arrays or of
+    `map(np.load, paths)`, or a list built with `.append(array)`.
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
@@ -59,8 +70,8 @@ class TensorFromListOfArrays(Rule):
     under a name.
 
     ## Known problems
-    Lists the linter cannot see into (filled by another function, `list(...)`
-    of something) are not reported, nor are items `a[i]` of an array of unknown
+    Lists the linter cannot see into (filled by another function, `list(x)` of
+    a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
     warning. A list of 0-d arrays is reported: `torch.tensor` raises
     `TypeError: len() of unsized object` on it, and the fix makes it work.
@@ -72,12 +83,12 @@ class TensorFromListOfArrays(Rule):
         "`{name}()` of a list of NumPy arrays converts element by element (UserWarning: extremely slow); "
         "stack the list into one array with `np.array()` first"
     )
-    triggers = tuple(f"{name}(" for name in sorted(TENSOR_FROM_DATA))
+    triggers = (*(f"{name}(" for name in sorted(TENSOR_FROM_DATA)), *LEGACY_TRIGGERS)
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         qualname = ctx.qualname(node.func)
-        if qualname not in TENSOR_FROM_DATA:
+        if qualname not in TENSOR_FROM_DATA and (qualname not in LEGACY_CONSTRUCTORS or legacy_call(node, ctx) is None):
             return
         items = single_data_argument(node)
         if items is None or isinstance(items, ast.GeneratorExp):
@@ -105,26 +116,64 @@ class TensorFromListOfArrays(Rule):
 
 
 def _array_elements(items: ast.expr, ctx: Context) -> list[Value] | None:
-    """What the items are, when every one is known to be a NumPy array; else None."""
+    """What the innermost items are, when every one is known to be a NumPy array; else None.
+
+    A display or comprehension (nested ones too: `[[a, b], [c, d]]`), `list(...)` /
+    `tuple(...)` of a generator or of `map(np.load, paths)`, or a name holding such a list.
+    """
     if isinstance(items, (ast.List, ast.Tuple)):
         if not items.elts or any(isinstance(element, ast.Starred) for element in items.elts):
             return None
-        elements = [ctx.value(element) for element in items.elts]
+        elements: list[Value] = []
+        for element in items.elts:
+            inner = _array_elements(element, ctx) if isinstance(element, (ast.List, ast.Tuple, ast.ListComp)) else None
+            elements.extend(inner if inner is not None else [ctx.value(element)])
     elif isinstance(items, ast.ListComp):
-        elements = [ctx.value(items.elt)]
-    else:
-        value = ctx.value(items)
-        if value.kind is not Kind.SEQUENCE:
-            return None
-        if value.elements:
-            elements = list(value.elements)
-        elif value.element is not None:
-            elements = [value.element]
+        nested = _array_elements(items.elt, ctx) if isinstance(items.elt, (ast.List, ast.Tuple, ast.ListComp)) else None
+        elements = nested if nested is not None else [ctx.value(items.elt)]
+    elif _is_list_call(items, ctx):
+        source = items.args[0]  # type: ignore[attr-defined]
+        if isinstance(source, ast.GeneratorExp):
+            elements = [ctx.value(source.elt)]
+        elif _maps_an_array_function(source, ctx):
+            return [Value(kind=Kind.NDARRAY)]
         else:
+            return _array_elements(source, ctx) if not isinstance(source, ast.Call) else None
+    else:
+        elements = _leaves(ctx.value(items))
+        if elements is None:
             return None
-    if all(_is_array(element) for element in elements):
+    if elements and all(_is_array(element) for element in elements):
         return elements
     return None
+
+
+def _leaves(value: Value) -> list[Value] | None:
+    """The innermost items of a list the inference knows (a list of lists of arrays too)."""
+    if value.kind is not Kind.SEQUENCE:
+        return None
+    items = list(value.elements) if value.elements else [value.element] if value.element is not None else None
+    if not items:
+        return None
+    leaves: list[Value] = []
+    for item in items:
+        inner = _leaves(item) if item.kind is Kind.SEQUENCE else None
+        leaves.extend(inner if inner is not None else [item])
+    return leaves
+
+
+def _is_list_call(node: ast.expr, ctx: Context) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
+        and node.func.id not in ctx.state.env and len(node.args) == 1 and not node.keywords
+    )
+
+
+def _maps_an_array_function(node: ast.expr, ctx: Context) -> bool:
+    """``map(np.load, paths)``: every item is what a NumPy function returns, an array."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "map" and node.args):
+        return False
+    return ctx.facts.qualname(node.args[0]) in _ARRAY_FUNCTIONS
 
 
 def _is_array(value: Value) -> bool:
@@ -139,59 +188,27 @@ def _changed_out_of_sight(name: str, call: ast.Call, ctx: Context) -> bool:
     add an item (``insert``, item assignment, ``+=``, a function that gets the list,
     an append inside a nested function) is out of sight.
     """
-    scope = ctx.state.function
-    if scope is None:
-        return True
+    scope = ctx.scope
     # Outside a loop, what happens after the conversion cannot change what it converted.
-    in_loop = any(
-        isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(child is call for child in ast.walk(node))
-        for node, _ in _walk_scope(scope)
-    )
+    in_loop = scope.in_loop(call)
+    at = (call.lineno, call.col_offset)
     return any(
-        _hides_a_change(node, name, call, nested, ctx)
-        for node, nested in _walk_scope(scope)
-        if in_loop or _position(node) < _position(call)
+        _hides_a_change(mention, call, ctx)
+        for mention in scope.mentions(name)
+        if in_loop or (mention.node.lineno, mention.node.col_offset) < at  # type: ignore[attr-defined]
     )
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-
-
-def _walk_scope(scope: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node under ``scope``, and whether it sits in a nested function or class."""
-    stack = [(child, False) for child in ast.iter_child_nodes(scope)]
-    while stack:
-        node, nested = stack.pop()
-        yield node, nested
-        inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-
-
-def _hides_a_change(node: ast.AST, name: str, call: ast.Call, nested: bool, ctx: Context) -> bool:
-    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _is_name(node.value, name):
-        return True
-    if isinstance(node, ast.AugAssign) and _is_name(node.target, name):
-        return True
-    if not isinstance(node, ast.Call) or node is call:
+def _hides_a_change(mention: Mention, call: ast.Call, ctx: Context) -> bool:
+    node = mention.node
+    if not isinstance(node, ast.Call):
+        return True  # `name[i] = v`, `name += v`
+    if node is call:
         return False
+    if mention.method is not None:
+        return mention.nested or mention.method not in _ADDS_NOTHING_UNSEEN
     func = node.func
-    qualname = ctx.facts.qualname(func)
-    if isinstance(func, ast.Attribute) and _is_name(func.value, name):
-        return nested or func.attr not in _ADDS_NOTHING_UNSEEN
     if isinstance(func, ast.Name) and func.id in _READ_ONLY_CALLS:
         return False
-    if (qualname or "").startswith(("numpy.", "torch.")):
-        return False  # NumPy and torch functions read lists, they never append to them
-    return any(_is_name(argument, name) for argument in _arguments(node))
-
-
-def _arguments(call: ast.Call) -> Iterator[ast.expr]:
-    for argument in call.args:
-        yield argument.value if isinstance(argument, ast.Starred) else argument
-    for keyword in call.keywords:
-        yield keyword.value
-
-
-def _is_name(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
+    # NumPy and torch functions read lists, they never append to them
+    return not (ctx.facts.qualname(func) or "").startswith(("numpy.", "torch."))

@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, ScopeIndex, in_place_writes, is_basic_index
+from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, is_basic_index
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Device, Kind
 
 if TYPE_CHECKING:
-    from flake8_tensorconv.config import Settings
+    pass
 
 # Tensor methods whose result shares memory with the receiver (on the CPU, for `cpu`).
 _TENSOR_VIEWS = frozenset(
@@ -22,6 +22,11 @@ _TENSOR_VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "real"})
 _ARRAY_VIEWS = frozenset({"view", "transpose", "swapaxes", "squeeze", "reshape", "ravel"})
 _ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real"})
 _AS_ARRAY = frozenset({"numpy.asarray", "numpy.asanyarray"})
+# Casts that return the tensor itself when it already has the dtype: method -> that dtype.
+_DTYPE_CASTS = {
+    **K.FLOAT_METHODS,
+    **{name: dtype for name, dtype in K.INTEGER_METHODS.items() if name in ("long", "int", "short", "char", "byte", "bool")},
+}
 # How many `a = a.reshape(...)` steps to follow back to the conversion.
 _MAX_ALIAS_HOPS = 4
 
@@ -32,6 +37,9 @@ class Conversion(NamedTuple):
     call: ast.Call  # the `.numpy()` / `np.asarray(...)` call, where `.copy()` goes
     tensor: str  # the tensor's name
     crosses_device: bool  # `.cpu()` / `.to("cpu")` on the way: a copy, not a view, on a GPU
+    # A dtype cast on the way (`.float()`) whose source dtype is not known: it returns the tensor
+    # itself when the dtype already matches, a copy otherwise.
+    cast: str | None = None
 
 
 class WriteThroughSharedArray(Rule):
@@ -40,7 +48,11 @@ class WriteThroughSharedArray(Rule):
     Flags in-place writes (`a[...] = v`, `a += 1`, `np.copyto(a, ...)`,
     `a.fill(...)`, `a.sort()`, `out=a`) into an array made by `t.numpy()`,
     `t.detach().cpu().numpy()` or `np.asarray(t)` while the tensor `t` is still
-    used afterwards (or belongs to the caller: a parameter).
+    used afterwards (or belongs to the caller: a parameter, also when the array
+    is bound to the parameter's own name, `x = x.detach().numpy()`). A dtype cast
+    in the chain (`t.detach().float().numpy()`) returns the tensor itself when the
+    dtype already matches: where that dtype is not known the write is reported as
+    one that may reach the tensor; a cast known to change the dtype copies.
 
     ## Why is this bad?
     On the CPU these conversions do not copy: the array and the tensor share
@@ -51,14 +63,18 @@ class WriteThroughSharedArray(Rule):
 
     ## Example
     ```python
-    scores = model(batch).detach().cpu().numpy()
-    scores[scores < 0] = 0  # also zeroes the tensor, on the CPU only
+    logits = model(batch).detach()
+    scores = logits.cpu().numpy()
+    scores[scores < 0] = 0  # also zeroes `logits`, on the CPU only
+    loss = logits.sum()
     ```
 
     ## Use instead
     ```python
-    scores = model(batch).detach().cpu().numpy().copy()
+    logits = model(batch).detach()
+    scores = logits.cpu().numpy().copy()
     scores[scores < 0] = 0
+    loss = logits.sum()
     ```
 
     ## Fix safety
@@ -85,10 +101,6 @@ class WriteThroughSharedArray(Rule):
     triggers = (".numpy(", *(f"{name}(" for name in sorted(_AS_ARRAY)))
     fix_safety = "unsafe"
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._scope = ScopeIndex()
-
     def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
         self._check(node, ctx)
 
@@ -105,23 +117,43 @@ class WriteThroughSharedArray(Rule):
     def _check_write(self, write: InPlaceWrite, ctx: Context) -> None:
         array = ctx.value(write.name)
         tensor_name = array.shares_with
-        if array.kind is not Kind.NDARRAY or tensor_name is None or tensor_name == write.name.id:
+        if array.kind is not Kind.NDARRAY or tensor_name is None:
             return
-        tensor = ctx.state.env.get(tensor_name)
-        if tensor is None or tensor.kind not in (Kind.TENSOR, Kind.UNKNOWN) or tensor.device is Device.ACCELERATOR:
+        scope = ctx.scope
+        own_name = tensor_name == write.name.id  # `x = x.numpy()` on a parameter `x`
+        if own_name and not scope.is_parameter(tensor_name):
+            return
+        tensor = None if own_name else ctx.state.env.get(tensor_name)
+        if not own_name and (tensor is None or tensor.kind not in (Kind.TENSOR, Kind.UNKNOWN) or tensor.device is Device.ACCELERATOR):
             return  # on a GPU `.cpu()` copies (and a bare `.numpy()` raises: TCV102)
         conversions = self._conversions(write, tensor_name, ctx)
         if not conversions:
             return
-        scope = self._scope(ctx)
         first = min(conversions, key=lambda conversion: (conversion.call.lineno, conversion.call.col_offset))
-        if scope.rebound_between(tensor_name, first.call, write.statement):
+        if own_name:
+            # The conversion's own assignment is the only binding before it: the array is made from the
+            # caller's tensor, which the write then changes.
+            if len(scope.before(tensor_name, first.call)) != 1:
+                return
+        elif scope.rebound_between(tensor_name, first.call, write.statement):
             return  # the name now holds another tensor
-        caller_owns = scope.is_parameter(tensor_name) and not scope.before(tensor_name, first.call)
-        if not (ctx.used_after(tensor_name, write.statement) or caller_owns):
+        caller_owns = scope.is_parameter(tensor_name) and (own_name or not scope.before(tensor_name, first.call))
+        if not (caller_owns or ctx.used_after(tensor_name, write.statement)):
             return
         array_name = write.name.id
-        if any(conversion.crosses_device for conversion in conversions):
+        casts = [conversion.cast for conversion in conversions if conversion.cast is not None]
+        if own_name:
+            message = (
+                f"`{array_name}` now holds an array that shares memory with the tensor the caller passed as "
+                f"`{tensor_name}`: this write changes the caller's tensor; add `.copy()` where the array is made"
+            )
+        elif casts:
+            message = (
+                f"`{array_name}` may share memory with tensor `{tensor_name}` (`.{casts[0]}()` returns the tensor "
+                f"itself when it already has that dtype): this write may also change `{tensor_name}`; "
+                f"add `.copy()` where `{array_name}` is made"
+            )
+        elif any(conversion.crosses_device for conversion in conversions):
             message = (
                 f"`{array_name}` shares memory with tensor `{tensor_name}` on the CPU but is a copy on a GPU: "
                 f"this write changes `{tensor_name}` on the CPU only; add `.copy()` where `{array_name}` is made"
@@ -144,7 +176,7 @@ class WriteThroughSharedArray(Rule):
         just before that one that are conversions too (``if``/``else``) are fixed
         along with it.
         """
-        scope = self._scope(ctx)
+        scope = ctx.scope
         name = write.name.id
         bindings = scope.before(name, write.statement)
         hops = 0
@@ -205,10 +237,17 @@ def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
         return None
     crosses_device = False
     torch_evidence = False
+    cast = None
     while True:
         if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
             method = receiver.func.attr
-            if method == "to" and _to_cpu(receiver):
+            target = _cast_dtype(receiver, ctx)
+            if target is not None:
+                source = ctx.value(receiver.func.value).dtype
+                if source is not None and source != target:
+                    return None  # a cast to another dtype copies
+                cast = cast or (method if source is None else None)
+            elif method == "to" and _to_cpu(receiver):
                 method = "cpu"
             elif method not in _TENSOR_VIEWS or (method in ("detach", "cpu") and (receiver.args or receiver.keywords)):
                 return None
@@ -227,7 +266,17 @@ def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
     # `.numpy()` exists on other libraries' tensors, and np.asarray(list) copies: need torch evidence.
     if not (kind is Kind.TENSOR or (from_numpy_method and kind is Kind.UNKNOWN and torch_evidence)):
         return None
-    return Conversion(call=node, tensor=receiver.id, crosses_device=crosses_device)
+    return Conversion(call=node, tensor=receiver.id, crosses_device=crosses_device, cast=cast)
+
+
+def _cast_dtype(call: ast.Call, ctx: Context) -> str | None:
+    """The dtype of ``t.float()``, ``t.to(torch.float32)``, ``t.type(torch.long)``; None for other calls."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    if method in _DTYPE_CASTS and not call.args and not call.keywords:
+        return _DTYPE_CASTS[method]
+    if method in ("to", "type") and len(call.args) == 1 and not call.keywords:
+        return K.dtype_from_qualname(ctx.qualname(call.args[0]) or "")
+    return None
 
 
 def _to_cpu(call: ast.Call) -> bool:

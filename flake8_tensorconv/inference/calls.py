@@ -1,0 +1,366 @@
+"""Calls: torch functions (factories, legacy constructors), NumPy functions, and methods of tensors and other values."""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv import arrays
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.support import (
+    FOREIGN,
+    SHAPE,
+    arange_dtype,
+    attribute_key,
+    device_from,
+    dtype_of_expression,
+    element_of,
+    grad_operands,
+    kwarg,
+    literal_bool,
+    root_name,
+)
+from flake8_tensorconv.values import (
+    INTEGER_DTYPES,
+    NUMBER,
+    OTHER,
+    UNKNOWN,
+    Device,
+    Fact,
+    Grad,
+    Kind,
+    Value,
+    any_device,
+    any_grad,
+    device_origin_of,
+    grad_origin_of,
+    ndarray,
+    origin,
+    tensor,
+)
+
+# torch's defaults for Python literals differ from NumPy's.
+_TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
+
+
+class CallsMixin:
+    def expr_Call(self, node: ast.Call) -> Value:
+        value = self._call(node)
+        # `self.reset()`, `update(state)`: the call may rebind the attributes stored on its receiver or arguments.
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            self._forget_attributes(func.value.id)
+        for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            if isinstance(argument, ast.Name):
+                self._forget_attributes(argument.id)
+        return value
+
+    def _call(self, node: ast.Call) -> Value:
+        func = node.func
+        receiver: Value | None = None
+        if isinstance(func, ast.Attribute):
+            receiver = self.eval(func.value)
+            self.values[id(func)] = UNKNOWN
+            self._notify(func)
+        else:
+            self.eval(func)
+        args = [self.eval(arg) for arg in node.args]
+        keywords = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        qualname = self.facts.qualname(func)
+        if qualname is not None and not (
+            isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.state.env
+        ):
+            return self._call_qualified(qualname, node, args, keywords)
+        if isinstance(func, ast.Attribute) and receiver is not None:
+            return self._call_on(receiver, func, node, args, keywords)
+        callee = self.value_of(func)
+        if callee.kind is Kind.MODULE:
+            return self._module_output(callee, args, node)
+        if Fact.FOREIGN in callee.facts:
+            return FOREIGN  # a Keras model, an ONNX session's method...
+        if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
+            return self._helper_return(func.id)
+        if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id)  # an instance of a plain class of this file
+        if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
+            return self._file_module_instance(func.id)
+        if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
+            if func.id in ("sum", "max", "min", "abs") and any(a.kind is not Kind.NUMBER for a in args):
+                return UNKNOWN
+            return NUMBER
+        if isinstance(func, ast.Name) and func.id in ("list", "tuple", "sorted", "reversed") and args:
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
+        if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
+            return OTHER
+        if isinstance(func, ast.Name) and func.id == "range":
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=NUMBER)
+        if isinstance(func, ast.Name) and func.id in ("zip", "enumerate"):
+            items = [NUMBER] if func.id == "enumerate" else []
+            items += [element_of(arg) for arg in args]
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(items)))
+        return UNKNOWN
+
+    def _call_on(self, receiver: Value, func: ast.Attribute, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        """``receiver.name(...)``: a module held in an attribute, a method of the file's classes, or any other method."""
+        if Fact.SELF in receiver.facts and self.state.class_name:
+            key = attribute_key(func)
+            held = self.state.env.get(key) if key is not None else None
+            if held is None:
+                held = self.facts.class_attributes.get(self.state.class_name, {}).get(func.attr)
+            if held is not None and held.kind is Kind.MODULE:
+                return self._module_output(held, args, node)  # `self.net(x)`: the layer `__init__` built
+            returned = self._method_return(self.state.class_name, func.attr)
+            if returned is not None:
+                return returned
+        elif receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes:
+            returned = self._method_return(receiver.instance_of, func.attr)
+            if returned is not None:
+                return returned
+        return self._call_method(receiver, func.attr, node, args, keywords)
+
+    def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        if qualname in K.PARAMETER_CLASSES:
+            source = args[0] if args else UNKNOWN
+            grad = Grad.NO if "requires_grad" in keywords and literal_bool(kwarg(node, "requires_grad")) is False else Grad.YES
+            device = source.device if source.kind is Kind.TENSOR else Device.CPU
+            return tensor(grad, device, source.dtype, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=source.device_origin)
+        if qualname in K.VARIABLE_CLASSES:
+            # The legacy wrapper leaves autograd unless asked: `Variable(model(x)).requires_grad` is False.
+            source = args[0] if args else UNKNOWN
+            requires_grad = literal_bool(kwarg(node, "requires_grad")) if "requires_grad" in keywords else False
+            grad = Grad.UNKNOWN if requires_grad is None else Grad.YES if requires_grad else Grad.NO
+            return tensor(grad, source.device, source.dtype, grad_origin=origin(node) if requires_grad else None, device_origin=source.device_origin)
+        if qualname == "torch.device":
+            return Value(kind=Kind.DEVICE, grad=Grad.NO, device=device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
+        if qualname in K.TORCH_CONJ_VIEWS and args:
+            return tensor(args[0].grad, args[0].device, args[0].dtype, facts=frozenset({Fact.CONJ}))
+        if qualname in K.TORCH_FACTORIES:
+            return self._factory(qualname, node, args, keywords)
+        if qualname in K.LEGACY_CONSTRUCTORS:
+            return self._legacy_constructor(qualname, node, args, keywords)
+        if qualname in K.TORCH_INTEGER_RESULTS:
+            devices = [a.device for a in args if a.kind is Kind.TENSOR]
+            return tensor(Grad.NO, any_device(devices) if devices else self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+        if qualname in K.TORCH_DTYPE_RESULTS:
+            return Value(kind=Kind.DTYPE, grad=Grad.NO)
+        if qualname == "torch.load":
+            # Whatever was saved (a state dict, a tensor...); on the CPU when mapped there.
+            location = kwarg(node, "map_location")
+            on_cpu = location is not None and device_from(self.value_of(location), location) is Device.CPU
+            return Value(device=Device.CPU if on_cpu else Device.UNKNOWN)
+        if qualname == "torch.compile":
+            return args[0] if args and args[0].kind is Kind.MODULE else UNKNOWN  # the same module, compiled
+        if qualname.startswith("torch.distributions.") and qualname.rpartition(".")[2][:1].isupper():
+            # A distribution object; what it samples has its parameters' device (Categorical: indices).
+            flat = grad_operands(args[:1], [*args[1:], *keywords.values()])
+            dtype = "int64" if qualname.rpartition(".")[2] == "Categorical" else None
+            return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
+        if qualname in K.TORCH_NON_TENSOR_RESULTS:
+            return OTHER
+        if qualname in K.PICKS_FROM_SEQUENCE and args:
+            item = element_of(args[0])
+            return item if qualname in K.PICKS_ONE else Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item)
+        if qualname.startswith("torch.") and qualname.count(".") >= 1:
+            name = qualname.rpartition(".")[2]
+            if qualname.startswith("torch.nn.") and name[:1].isupper():
+                return self._torch_module_instance(qualname, keywords)
+            if name in ("topk", "sort", "kthvalue", "mode") or (name in K.VALUES_INDICES_WITH_DIM and len(args) + len(keywords) > 1):
+                return self._values_indices(args[0] if args else UNKNOWN)
+            if qualname in K.SET_GRAD_ENABLED or qualname in K.GRAD_MODE_SWITCHES:
+                return OTHER
+            dtype = K.dtype_from_qualname(qualname)
+            if dtype is not None:
+                return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
+            if qualname.startswith(("torch.nn.functional.", "torch.nn.init.")) or qualname.count(".") == 1:
+                # torch.cat((a, b)), torch.stack([...]): the tensors may sit in a sequence argument.
+                first = 2 if args and args[0].kind is Kind.STRING else 1  # torch.einsum("ij,jk", a, b)
+                inputs = [*args[:first], *(value for key, value in keywords.items() if key in ("input", "tensors"))]
+                others = [*args[first:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
+                flat = grad_operands(inputs, others)
+                grad, device = any_grad([a.grad for a in flat]), any_device([a.device for a in flat])
+                return tensor(grad, device, grad_origin=grad_origin_of(flat), device_origin=device_origin_of(flat))
+            return UNKNOWN
+        if qualname.startswith("numpy."):
+            return self._numpy_call(qualname, node, args, keywords)
+        if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
+            return FOREIGN
+        return UNKNOWN
+
+    def _legacy_constructor(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        source = args[0] if len(args) == 1 else NUMBER
+        if source.kind is Kind.TENSOR:
+            return source.with_(shares_with=None)  # `torch.Tensor(t)` is `t` itself
+        dtype = K.LEGACY_CONSTRUCTORS[qualname] or "float32"
+        if source.kind is Kind.UNKNOWN and source.grad is not Grad.NO:
+            # Data or a tensor: fresh from data, the tensor itself otherwise.
+            return tensor(Grad.UNKNOWN, Device.UNKNOWN if "device" not in keywords else self._device_keyword(node, keywords), dtype)
+        return tensor(Grad.NO, self._device_keyword(node, keywords), dtype)
+
+    def _factory(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        name = qualname.rpartition(".")[2]
+        requires_grad = kwarg(node, "requires_grad")
+        grad = Grad.NO
+        if requires_grad is not None:
+            literal = literal_bool(requires_grad)
+            grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)
+        source = args[0] if args else UNKNOWN
+        dtype = keywords.get("dtype").dtype if keywords.get("dtype") is not None else None  # type: ignore[union-attr]
+        device = self._device_keyword(node, keywords)
+        if name.endswith("_like") or (name in ("tensor", "as_tensor", "asarray") and source.kind is Kind.TENSOR):
+            if source.kind is Kind.TENSOR and "device" not in keywords:
+                device = source.device
+            if name == "as_tensor" and requires_grad is None:
+                grad = source.grad
+            dtype = dtype or source.dtype
+        elif name in ("from_numpy", "as_tensor", "tensor", "asarray") and dtype is None:
+            dtype = source.dtype
+            if dtype is None and name != "from_numpy" and node.args:
+                literal = arrays.literal_dtype(node.args[0])
+                dtype = _TORCH_LITERAL_DTYPES.get(literal, literal)  # type: ignore[arg-type]
+        elif name in ("randint", "randperm") and dtype is None:
+            dtype = "int64"
+        elif name == "arange" and dtype is None and all(a.kind is Kind.NUMBER for a in args):
+            dtype = arange_dtype(node)
+        shares = None
+        if name in ("from_numpy", "as_tensor", "asarray") and node.args and isinstance(node.args[0], ast.Name):
+            shares = node.args[0].id
+        facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
+        grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
+        device_origin = origin(node) if "device" in keywords else source.device_origin
+        return tensor(grad, device, dtype, shares_with=shares, facts=facts, grad_origin=grad_origin, device_origin=device_origin)
+
+    def _device_keyword(self, node: ast.Call, keywords: dict[str | None, Value]) -> Device:
+        if "device" not in keywords:
+            return Device.CPU
+        expression = kwarg(node, "device")
+        return device_from(keywords["device"], expression)
+
+    def _values_indices(self, source: Value) -> Value:
+        origins = {"grad_origin": source.grad_origin, "device_origin": source.device_origin}
+        values = tensor(source.grad, source.device, source.dtype, **origins) if source.kind is Kind.TENSOR else Value(device=source.device)
+        indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64")
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(values, indices), fields=(("values", values), ("indices", indices)))
+
+    def _unique(self, source: Value, node: ast.Call) -> Value:
+        """``t.unique(return_counts=True)``: the values as ``t`` (grad kept), then int64 inverse and counts."""
+        counts = tensor(Grad.NO, source.device, "int64")
+        extra = tuple(counts for flag in ("return_inverse", "return_counts") if literal_bool(kwarg(node, flag)))
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(source, *extra))
+
+    def _numpy_call(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        name = qualname[len("numpy."):]
+        if K.dtype_from_qualname(qualname) is not None and not args:
+            return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=K.dtype_from_qualname(qualname))
+        if name in ("ndarray", "generic") or name.startswith(("random.seed", "testing.", "save", "savez", "copyto", "put")):
+            return OTHER
+        return arrays.numpy_call(qualname, node, args, keywords)
+
+    def _call_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        kind = receiver.kind
+        if kind is Kind.MODULE:
+            return self._module_method(receiver, name, node, args, keywords)
+        if kind is Kind.MAPPING:
+            if name in ("values",):
+                return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=receiver.element)
+            if name == "items" and receiver.element is not None:
+                item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(UNKNOWN, receiver.element))
+                return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=item)
+            if name in ("get", "pop") and receiver.element is not None:
+                return receiver.element
+            return UNKNOWN
+        if kind is Kind.NDARRAY:
+            return self._ndarray_method(receiver, name, node, args)
+        if kind is Kind.DTYPE:
+            return arrays.dtype_method(receiver, name, node)
+        if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
+            return self._tensor_method(receiver, name, node, args, keywords)
+        if kind is Kind.SEQUENCE and name in ("pop", "copy"):
+            return element_of(receiver) if name == "pop" else receiver
+        if Fact.FOREIGN in receiver.facts:
+            return FOREIGN
+        if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
+            # Distribution.sample runs under no_grad (rsample is the differentiable one).
+            return tensor(Grad.NO, receiver.device, receiver.dtype)
+        if kind is Kind.UNKNOWN:
+            return self._unknown_method(receiver, name, node)
+        return UNKNOWN
+
+    def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
+        """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""
+        if name == "state_dict":
+            # Module and optimizer state: values are detached unless keep_vars=True.
+            keep_vars = kwarg(node, "keep_vars")
+            grad = Grad.NO if keep_vars is None or literal_bool(keep_vars) is False else Grad.UNKNOWN
+            return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
+        if name in K.INTEGER_RESULT_METHODS:
+            return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
+        if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
+            return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
+        return UNKNOWN
+
+    def _tensor_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        plain = receiver.with_(elements=None, element=None, fields=(), facts=frozenset(), shares_with=None, kind=Kind.TENSOR)
+        if name == "numpy":
+            return ndarray(receiver.dtype, shares_with=root_name(node.func.value))  # type: ignore[attr-defined]
+        effect = K.TENSOR_METHODS.get(name)
+        if effect is not None:
+            facts = effect.facts | (receiver.facts & K.TENSOR_VIEW_FACTS) if effect.keeps_view_facts else effect.facts
+            moved = effect.device is Device.ACCELERATOR and plain.device is not Device.ACCELERATOR
+            return plain.with_(
+                grad=plain.grad if effect.grad is None else effect.grad,
+                device=plain.device if effect.device is None else effect.device,
+                dtype=plain.dtype if effect.dtype is None else effect.dtype,
+                facts=facts,
+                device_origin=origin(node) if moved else plain.device_origin,
+            )
+        if name == "to":
+            dtype = next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), None)
+            device = self._to_device(node, args, keywords, receiver.device)
+            moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
+            return plain.with_(device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin)
+        if name == "requires_grad_":
+            literal = literal_bool(node.args[0]) if node.args else True
+            kw = kwarg(node, "requires_grad")
+            if kw is not None:
+                literal = literal_bool(kw)
+            grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)
+            return plain.with_(grad=grad, grad_origin=origin(node) if grad is Grad.YES else None)
+        if name in K.VALUES_INDICES_METHODS or (name in K.VALUES_INDICES_WITH_DIM and (args or keywords)):
+            return self._values_indices(plain)
+        if name in K.UNIQUE_METHODS and any(literal_bool(kwarg(node, flag)) for flag in ("return_inverse", "return_counts")):
+            return self._unique(plain, node)
+        if name == "size" and not node.args:
+            return SHAPE
+        if name in K.NON_TENSOR_METHODS:
+            return NUMBER if name in K.NUMBER_METHODS else OTHER
+        if name in ("type",) and node.args:
+            dtype = dtype_of_expression(node.args[0], args[0])
+            device = plain.device
+            # `.type(torch.LongTensor)`, `.type("torch.cuda.FloatTensor")`: a tensor type names dtype and device.
+            spelled = node.args[0].value if isinstance(node.args[0], ast.Constant) else self.facts.qualname(node.args[0])
+            if isinstance(spelled, str) and spelled.replace(".cuda.", ".") in K.LEGACY_CONSTRUCTORS:
+                dtype = K.LEGACY_CONSTRUCTORS[spelled.replace(".cuda.", ".")] or "float32"
+                device = Device.ACCELERATOR if ".cuda." in spelled else Device.CPU
+            return plain.with_(dtype=dtype, device=device, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
+        if name in ("type_as", "view_as", "expand_as", "reshape_as") and args:
+            other = args[0]
+            return plain.with_(dtype=other.dtype if name == "type_as" else plain.dtype)
+        if name in K.SPLITTING_METHODS:
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=plain)
+        if name in K.GRAD_FROM_OPERANDS_METHODS:
+            flat = grad_operands([plain], [*args, *keywords.values()])
+            return plain.with_(grad=any_grad([a.grad for a in flat]), grad_origin=grad_origin_of(flat))
+        return plain
+
+    def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
+        return arrays.method(receiver, name, node, args)
+
+    def _to_device(self, node: ast.Call, args: list[Value], keywords: dict[str | None, Value], current: Device) -> Device:
+        if "device" in keywords:
+            return device_from(keywords["device"], kwarg(node, "device"))
+        for expression, value in zip(node.args, args):
+            if value.kind is Kind.DTYPE:
+                continue
+            if value.kind is Kind.TENSOR:
+                return value.device
+            return device_from(value, expression)
+        return current

@@ -1,0 +1,360 @@
+"""Expressions other than calls: names, attributes, subscripts, literals, operators, annotations."""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv import arrays
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.summaries import is_data_name
+from flake8_tensorconv.inference.support import (
+    FOREIGN,
+    SHAPE,
+    STRING,
+    State,
+    attribute_key,
+    element_of,
+    grad_operands,
+    is_none,
+    keeps_grad,
+    union_members,
+)
+from flake8_tensorconv.values import (
+    NUMBER,
+    OTHER,
+    UNKNOWN,
+    Device,
+    Fact,
+    Grad,
+    Kind,
+    Value,
+    any_device,
+    any_grad,
+    device_origin_of,
+    grad_origin_of,
+    join,
+    ndarray,
+    origin,
+    same,
+    tensor,
+)
+
+_DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "npu"})
+
+# Annotations (``typing`` and builtin spellings, lower-cased) of containers: not a tensor themselves.
+_CONTAINER_ANNOTATIONS = frozenset(
+    "list tuple sequence iterable iterator collection set frozenset dict mapping mutablemapping ordereddict defaultdict".split()
+)
+
+
+class ExpressionsMixin:
+    def eval(self, node: ast.expr) -> Value:
+        handler = getattr(self, "expr_" + type(node).__name__, None)
+        if handler is not None:
+            value = handler(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child)
+            value = UNKNOWN
+        if not self.state.grad_enabled and value.kind in (Kind.TENSOR, Kind.UNKNOWN) and not keeps_grad(node, value):
+            value = value.with_(grad=Grad.NO)
+        self.values[id(node)] = value
+        self._notify(node)
+        return value
+
+    def value_of(self, node: ast.expr) -> Value:
+        return self.values.get(id(node), UNKNOWN)
+
+    def expr_Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, str):
+            device = node.value.partition(":")[0]
+            if device in _DEVICE_STRINGS:
+                return Value(kind=Kind.DEVICE, grad=Grad.NO, device=Device.CPU if device == "cpu" else Device.ACCELERATOR)
+            return STRING
+        if isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool):
+            return NUMBER
+        return OTHER
+
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> Value:
+        for child in node.values:
+            self.eval(child)
+        return STRING
+
+    def expr_Name(self, node: ast.Name) -> Value:
+        if node.id in self.state.env:
+            return self.state.env[node.id]
+        qualname = self.facts.aliases.get(node.id)
+        if qualname is not None:
+            return self._qualified_value(qualname)
+        return UNKNOWN
+
+    def expr_Attribute(self, node: ast.Attribute) -> Value:
+        receiver = self.eval(node.value)
+        qualname = self.facts.qualname(node)
+        if qualname is not None and not (isinstance(node.value, ast.Name) and node.value.id in self.state.env):
+            return self._qualified_value(qualname)
+        key = attribute_key(node)
+        if key is not None and key in self.state.env:
+            return self.state.env[key]
+        return self._attribute(receiver, node)
+
+    def _attribute(self, receiver: Value, node: ast.Attribute) -> Value:
+        name = node.attr
+        named = receiver.field(name)
+        if named is not None:
+            return named
+        if Fact.FOREIGN in receiver.facts:
+            return FOREIGN
+        if name == "dtype" and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE):
+            # `t.to(other.dtype)` casts; it is no device move.
+            return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype if receiver.kind is Kind.TENSOR else None)
+        if Fact.SELF in receiver.facts and self.state.class_name:
+            known = self.facts.class_attributes.get(self.state.class_name, {}).get(name)
+            if known is None:
+                known = self._held_by_self(self.state.class_name, name)
+            return UNKNOWN if known is None else known
+        if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
+            device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
+            return tensor(Grad.YES, device, receiver.dtype, grad_origin=origin(node), device_origin=receiver.device_origin)
+        if receiver.kind is Kind.TENSOR:
+            if name in ("data", "grad"):
+                return receiver.with_(grad=Grad.NO, elements=None, element=None, fields=())
+            if name == "device":
+                return Value(kind=Kind.DEVICE, grad=Grad.NO, device=receiver.device)
+            if name == "shape":
+                return SHAPE
+            if name in K.NON_TENSOR_ATTRIBUTES:
+                return OTHER
+            facts: frozenset[str] = frozenset()
+            if name in ("mH", "H"):
+                facts = frozenset({Fact.CONJ})
+            elif name == "imag" and Fact.CONJ in receiver.facts and receiver.dtype in K.COMPLEX_DTYPES:
+                facts = frozenset({Fact.NEG})  # `.imag` of a real tensor raises instead
+            dtype = receiver.dtype
+            if name in ("real", "imag") and dtype in ("complex64", "complex128"):
+                dtype = "float32" if dtype == "complex64" else "float64"
+            return receiver.with_(elements=None, element=None, fields=(), facts=facts, dtype=dtype, shares_with=None)
+        if receiver.kind is Kind.NDARRAY:
+            if name == "shape":
+                return SHAPE
+            if name in ("T", "real", "imag", "flat", "base"):
+                return receiver.with_(facts=frozenset())
+            if name == "dtype":
+                return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype, facts=receiver.facts & {arrays.NON_NATIVE})
+            return OTHER
+        return UNKNOWN
+
+    def expr_Subscript(self, node: ast.Subscript) -> Value:
+        container = self.eval(node.value)
+        self.eval(node.slice)
+        if container.kind is Kind.TENSOR:
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value):
+                # `outputs["labels"]`: no tensor takes a string index, so this is a model's dict of outputs,
+                # and the item named as data (labels, indices, masks) needs no grad.
+                return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
+            return container.with_(elements=None, element=None, fields=(), facts=frozenset())
+        if container.kind is Kind.NDARRAY:
+            return arrays.subscript(container, node.slice)
+        if Fact.FOREIGN in container.facts:
+            return FOREIGN
+        if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
+            return ndarray(facts=frozenset({arrays.NEGATIVE_STRIDE}))
+        if container.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
+            index = node.slice
+            if container.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):
+                if -len(container.elements) <= index.value < len(container.elements):
+                    return container.elements[index.value]
+            if isinstance(index, ast.Slice):
+                return container
+            return element_of(container)
+        return UNKNOWN
+
+    def expr_Starred(self, node: ast.Starred) -> Value:
+        return self.eval(node.value)
+
+    def expr_Tuple(self, node: ast.Tuple | ast.List) -> Value:
+        elements = tuple(self.eval(element) for element in node.elts)
+        if any(isinstance(element, ast.Starred) for element in node.elts):
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO)
+        element = elements[0] if elements and all(same(e, elements[0]) for e in elements) else None
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=elements, element=element)
+
+    expr_List = expr_Tuple
+
+    def expr_Set(self, node: ast.Set) -> Value:
+        for element in node.elts:
+            self.eval(element)
+        return OTHER
+
+    def expr_Dict(self, node: ast.Dict) -> Value:
+        values = []
+        for key in node.keys:
+            if key is not None:
+                self.eval(key)
+        for value in node.values:
+            values.append(self.eval(value))
+        element = values[0] if values and all(same(v, values[0]) for v in values) else None
+        return Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
+
+    def _comprehension(self, generators: list[ast.comprehension], elements: list[ast.expr]) -> list[Value]:
+        saved = self.state.env
+        self.state.env = dict(saved)
+        try:
+            for generator in generators:
+                self.bind(generator.target, element_of(self.eval(generator.iter)))
+                for condition in generator.ifs:
+                    self.eval(condition)
+            return [self.eval(element) for element in elements]
+        finally:
+            self.state.env = saved
+
+    def expr_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> Value:
+        (element,) = self._comprehension(node.generators, [node.elt])
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+
+    expr_GeneratorExp = expr_ListComp
+
+    def expr_SetComp(self, node: ast.SetComp) -> Value:
+        self._comprehension(node.generators, [node.elt])
+        return OTHER
+
+    def expr_DictComp(self, node: ast.DictComp) -> Value:
+        _, element = self._comprehension(node.generators, [node.key, node.value])
+        return Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
+
+    def expr_Lambda(self, node: ast.Lambda) -> Value:
+        saved = self.state
+        env = dict(saved.env)
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            env[arg.arg] = self._parameter_evidence(None, arg, UNKNOWN, None)
+        self.state = State(env=env, grad_enabled=saved.grad_enabled, function=node, class_name=saved.class_name)
+        try:
+            self.eval(node.body)
+        finally:
+            self.state = saved
+        return OTHER
+
+    def expr_IfExp(self, node: ast.IfExp) -> Value:
+        self.eval(node.test)
+        true_env, false_env = self._refine(node.test)
+        saved = self.state.env
+        self.state.env = true_env
+        body = self.eval(node.body)
+        self.state.env = false_env
+        orelse = self.eval(node.orelse)
+        self.state.env = saved
+        return join(body, orelse)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Value:
+        values = [self.eval(value) for value in node.values]
+        result = values[0]
+        for value in values[1:]:
+            result = join(result, value)
+        return result
+
+    def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
+        value = self.eval(node.value)
+        self.bind(node.target, value)
+        return value
+
+    def expr_BinOp(self, node: ast.BinOp) -> Value:
+        return self._binary(self.eval(node.left), self.eval(node.right))
+
+    def _binary(self, left: Value, right: Value, in_place: bool = False) -> Value:
+        operands = (left, right)
+        if not any(value.kind is Kind.TENSOR for value in operands):
+            if all(value.kind is Kind.NDARRAY or value.kind is Kind.NUMBER for value in operands) and Kind.NDARRAY in (
+                left.kind,
+                right.kind,
+            ):
+                return ndarray(shares_with=left.shares_with if in_place else None)
+            if all(value.kind in (Kind.NUMBER, Kind.STRING, Kind.OTHER) for value in operands):
+                return left if left.kind is right.kind else OTHER
+            return UNKNOWN
+        # `t * scale`: a caller's `scale` is no evidence of a tensor that requires grad.
+        tensors = grad_operands([], operands)
+        grads = [v.grad for v in tensors]
+        devices = [v.device for v in tensors]
+        base = left if left.kind is Kind.TENSOR else right
+        return tensor(
+            any_grad(grads),
+            any_device(devices),
+            base.dtype if left.dtype == right.dtype or Kind.NUMBER in (left.kind, right.kind) else None,
+            shares_with=left.shares_with if in_place else None,
+            grad_origin=grad_origin_of(tensors),
+            device_origin=device_origin_of(tensors),
+        )
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        operand = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            return OTHER
+        return operand.with_(shares_with=None, facts=frozenset())
+
+    def expr_Compare(self, node: ast.Compare) -> Value:
+        operands = [self.eval(node.left), *(self.eval(c) for c in node.comparators)]
+        if any(value.kind is Kind.TENSOR for value in operands):
+            return tensor(Grad.NO, any_device([v.device for v in operands if v.kind is Kind.TENSOR]), "bool")
+        if any(value.kind is Kind.NDARRAY for value in operands):
+            return ndarray("bool")
+        return OTHER if all(v.kind is not Kind.UNKNOWN for v in operands) else Value(grad=Grad.NO)
+
+    def expr_Await(self, node: ast.Await) -> Value:
+        self.eval(node.value)
+        return UNKNOWN
+
+    def _qualified_value(self, qualname: str) -> Value:
+        dtype = K.dtype_from_qualname(qualname)
+        if dtype is not None:
+            return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
+        if qualname.startswith(("torch", "numpy")):
+            return OTHER
+        if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
+            return FOREIGN
+        return UNKNOWN
+
+    def _annotation_value(self, annotation: ast.expr | None) -> Value:
+        if annotation is None:
+            return UNKNOWN
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return UNKNOWN
+        members = union_members(annotation, self.facts)
+        if members is not None:
+            # Optional[Tensor], Tensor | None: a tensor whenever it is used as one. A union with
+            # arrays, numbers or sequences is not known to be a tensor.
+            members = [member for member in members if not is_none(member)]
+            values = [self._annotation_value(member) for member in members]
+            if values and all(value.kind is Kind.TENSOR for value in values):
+                return values[0]
+            if any(value.kind is Kind.TENSOR for value in values) and all(
+                value.kind in (Kind.TENSOR, Kind.UNKNOWN) and not self._is_container_annotation(member)
+                for member, value in zip(members, values)
+            ):
+                return Value(kind=Kind.TENSOR)
+            return UNKNOWN
+        qualname = self.facts.qualname(annotation)
+        if qualname in K.TENSOR_CLASSES:
+            return Value(kind=Kind.TENSOR)
+        if qualname in K.NDARRAY_CLASSES:
+            return ndarray()
+        array_qualname = self.facts.qualname(annotation.value) if isinstance(annotation, ast.Subscript) else qualname
+        if array_qualname == "numpy.typing.NDArray":
+            return ndarray()
+        if qualname is not None and qualname.startswith("numpy."):
+            return Value(kind=Kind.OTHER, grad=Grad.NO)  # npt.ArrayLike, np.float32: not a tensor
+        if isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool"):
+            return NUMBER
+        if isinstance(annotation, ast.Name) and annotation.id == "str":
+            return STRING
+        return UNKNOWN
+
+    def _is_container_annotation(self, annotation: ast.expr) -> bool:
+        """``List[Tensor]``, ``dict``, ``Sequence[float]``...: a container, not a tensor."""
+        container = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        name = (self.facts.qualname(container) or getattr(container, "id", "")).rpartition(".")[2]
+        return name.lower() in _CONTAINER_ANNOTATIONS

@@ -1,0 +1,347 @@
+"""File facts: imports and their aliases, the classes and helpers of a file, worked out before any function is walked."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TypeVar
+
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.values import (
+    Value,
+)
+
+_T = TypeVar("_T")
+
+# Fields that hold statements (or except/case clauses), in the order ast.walk visits them.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+_STATEMENT_FIELDS_OF: dict[type, tuple[str, ...]] = {}
+
+
+def iter_statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every statement in it, in ``ast.walk``'s order, without entering expressions.
+
+    Expressions hold no statements, and they are most of a tree's nodes.
+    """
+    queue: deque[ast.AST] = deque([tree])
+    while queue:
+        node = queue.popleft()
+        fields = _STATEMENT_FIELDS_OF.get(type(node))
+        if fields is None:
+            fields = _STATEMENT_FIELDS_OF[type(node)] = tuple(name for name in _STATEMENT_FIELDS if name in node._fields)
+        for name in fields:
+            queue.extend(getattr(node, name))
+        yield node
+
+
+def collect_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> qualified name for every import in the file."""
+    aliases: dict[str, str] = {}
+    star = False
+    for node in iter_statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.partition(".")[0]
+                    aliases[top] = top
+        elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            star = True
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    if star:
+        aliases.update(_star_exports(tree, aliases))
+    return aliases
+
+
+# What a package that re-exports torch (``from fastai.basics import *``) provides under its usual names.
+_STAR_EXPORTS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "Tensor": "torch.Tensor", "np": "numpy"}
+
+
+def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Names that can only come from a star import: read in the file but bound nowhere in it.
+
+    If ``torch`` is one of them, the star import re-exports torch, and with it the usual aliases.
+    """
+    loaded: set[str] = set()
+    bound = set(aliases)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.partition(".")[0])
+    free = loaded - bound
+    if "torch" not in free:
+        return {}
+    return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
+
+
+_FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
+
+
+class FileFacts:
+    """What is known about a whole file before any function is walked."""
+
+    def __init__(self, tree: ast.Module, aliases: dict[str, str], text: str | None = None) -> None:
+        self.tree = tree
+        self.aliases = aliases
+        # The file's text, where summaries look for the mentions of a name (None: no summaries).
+        self.text = text
+        # name -> every function and class of the file with that name, nested ones included.
+        self.definitions: dict[str, list[ast.stmt]] = {}
+        # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
+        self.caller_summaries: dict[int, object] = {}
+        self._line_starts: list[int] | None = None
+        self._filled_on_self: frozenset[str] | None = None
+        self.filled_on_self_lines: list[int] = []
+        # (class, method) -> what a call of the method returns.
+        self.method_returns: dict[tuple[str, str], Value] = {}
+        # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.
+        self.self_containers: dict[str, dict[str, Value]] = {}
+        # Every class statement of the file, nested ones included.
+        self.classes: list[ast.ClassDef] = []
+        self.module_classes: set[str] = set()
+        # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
+        self.plain_classes: set[str] = set()
+        # LightningModule subclasses: their evaluation hooks run with grad disabled.
+        self.lightning_classes: set[str] = set()
+        # Module-level functions defined once (undecorated, or only switching grad mode), and what
+        # calls to them return, worked out when first called.
+        self.helpers: Mapping[str, ast.FunctionDef] = {}
+        self.helper_returns: dict[str, Value] = {}
+        # class name -> attribute name -> value assigned in __init__ (modules, parameters).
+        self.class_attributes: Mapping[str, dict[str, Value]] = {}
+        # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
+        self.class_members: Mapping[str, set[str]] = {}
+
+    @property
+    def filled_on_self(self) -> frozenset[str]:
+        """Names of ``self`` attributes that some method fills (``self.buffer.append(x)``, ``.extend``)."""
+        if self._filled_on_self is None:
+            matches = list(_FILLED_ON_SELF.finditer(self.text or ""))
+            self._filled_on_self = frozenset(match.group(1) for match in matches)
+            self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
+        return self._filled_on_self
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Offsets in ``text`` where each line starts (line N starts at ``line_starts[N - 1]``)."""
+        if self._line_starts is None:
+            text = self.text or ""
+            self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        return self._line_starts
+
+    @property
+    def imports_torch(self) -> bool:
+        return any(name == "torch" or name.startswith("torch.") for name in self.aliases.values())
+
+    def qualname(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+class LazyByName(Mapping[str, _T]):
+    """Name (of a class or function of the file) -> a fact about it, worked out the first time it is asked for.
+
+    Most classes and functions of a file are never asked about: only code that is walked asks.
+    A name whose fact comes out None is not in the mapping.
+    """
+
+    def __init__(self, names: Iterable[str], compute: Callable[[str], _T]) -> None:
+        self._names = frozenset(names)
+        self._compute = compute
+        self._known: dict[str, _T] = {}
+        self._computing: set[str] = set()
+
+    def __getitem__(self, name: str) -> _T:
+        if name not in self._known:
+            # Asked again while working it out (a class nested in its own __init__): not known yet.
+            if name not in self._names or name in self._computing:
+                raise KeyError(name)
+            self._computing.add(name)
+            try:
+                self._known[name] = self._compute(name)
+            finally:
+                self._computing.discard(name)
+        value = self._known[name]
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
+    from flake8_tensorconv.inference.modules import init_attributes
+
+    facts = FileFacts(tree=tree, aliases=collect_aliases(tree), text=text)
+    classes: list[ast.ClassDef] = []
+    for node in iter_statements(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            facts.definitions.setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ClassDef):
+                classes.append(node)
+    facts.classes = classes
+    # nn.Module subclasses, following bases defined in this file.
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            if cls.name in facts.module_classes:
+                continue
+            for base in cls.bases:
+                qualname = facts.qualname(base)
+                if (qualname and (qualname in K.MODULE_BASES or _is_torch_module_class(qualname))) or (
+                    isinstance(base, ast.Name) and base.id in facts.module_classes
+                ):
+                    facts.module_classes.add(cls.name)
+                    changed = True
+                    break
+    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
+    by_name: dict[str, list[ast.ClassDef]] = {}
+    for cls in classes:
+        by_name.setdefault(cls.name, []).append(cls)
+    facts.plain_classes = _plain_classes(by_name, facts)
+    facts.helpers = _helpers(tree, facts)
+    facts.class_members = LazyByName(by_name, lambda name: _members_with_bases(name, by_name))
+    # A name defined twice: the last definition in walk order wins.
+    facts.class_attributes = LazyByName(by_name, lambda name: init_attributes(by_name[name][-1], facts))
+    return facts
+
+
+# Bases that make no tensor: builtins and typing/abc/enum helpers.
+_PLAIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "ValueError", "RuntimeError"})
+
+_PLAIN_BASE_QUALNAMES = frozenset(
+    {"typing.NamedTuple", "typing.Generic", "typing.Protocol", "abc.ABC", "enum.Enum", "enum.IntEnum", "dataclasses.dataclass"}
+)
+
+
+def _plain_classes(by_name: dict[str, list[ast.ClassDef]], facts: FileFacts) -> set[str]:
+    """Classes defined once in this file whose bases (followed within the file) are all plain.
+
+    A base imported from elsewhere may derive from torch.Tensor, so it makes the class unknown.
+    """
+    plain: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, definitions in by_name.items():
+            if name in plain or len(definitions) != 1 or name in facts.module_classes:
+                continue
+            bases = [base.value if isinstance(base, ast.Subscript) else base for base in definitions[0].bases]
+            if all(_is_plain_base(base, plain, facts) for base in bases):
+                plain.add(name)
+                changed = True
+    return plain
+
+
+def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef]:
+    """Module-level functions whose return value a call can be given: defined once, no other decorator
+    than a grad-mode switch, not a generator."""
+    definitions: dict[str, list[ast.stmt]] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            definitions.setdefault(statement.name, []).append(statement)
+    helpers = {}
+    for name, nodes in definitions.items():
+        node = nodes[0]
+        if len(nodes) != 1 or not isinstance(node, ast.FunctionDef):
+            continue
+        decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
+        if any(facts.qualname(d) not in K.GRAD_MODE_SWITCHES and facts.qualname(d) not in K.SET_GRAD_ENABLED for d in decorators):
+            continue
+        helpers[name] = node
+    # Whether one is a generator (a walk of its body) is looked at only when a call of it is walked.
+    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name]) else helpers[name])
+
+
+def _is_generator(function: ast.FunctionDef) -> bool:
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
+
+
+def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
+    if isinstance(base, ast.Name) and base.id not in facts.aliases:
+        return base.id in _PLAIN_BASES or base.id in plain
+    return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
+
+
+def _subclasses(classes: list[ast.ClassDef], bases: frozenset[str], facts: FileFacts) -> set[str]:
+    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            if cls.name not in found and any(
+                facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases
+            ):
+                found.add(cls.name)
+                changed = True
+    return found
+
+
+def _members_with_bases(name: str, by_name: dict[str, list[ast.ClassDef]]) -> set[str]:
+    """What a class defines, with what its bases defined in this file define (a NamedTuple's fields)."""
+    members: set[str] = set()
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in by_name:
+            continue
+        seen.add(current)
+        for cls in by_name[current]:
+            members |= _class_members(cls)
+            pending.extend(base.id for base in cls.bases if isinstance(base, ast.Name))
+    return members
+
+
+def _class_members(cls: ast.ClassDef) -> set[str]:
+    members: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members.add(statement.name)
+            members.update(_instance_attributes(statement))
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            members.update(t.id for t in targets if isinstance(t, ast.Name))
+    return members
+
+
+def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a method assigns on its instance (``self.data = ...``)."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return set()
+    instance = positional[0].arg
+    return {
+        node.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name) and node.value.id == instance
+    }
+
+
+def _is_torch_module_class(qualname: str) -> bool:
+    head, _, name = qualname.rpartition(".")
+    return head.startswith("torch.nn") and name[:1].isupper() and qualname not in K.PARAMETER_CLASSES

@@ -1,0 +1,116 @@
+"""nn.Module instances: what their methods do, what calling one gives, what ``__init__`` stores on ``self``."""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.files import FileFacts
+from flake8_tensorconv.inference.support import (
+    STRING,
+    dtype_of_expression,
+    flatten,
+    kwarg,
+    literal_bool,
+)
+from flake8_tensorconv.values import (
+    UNKNOWN,
+    Device,
+    Fact,
+    Grad,
+    Kind,
+    Value,
+    any_device,
+    any_grad,
+    device_origin_of,
+    grad_origin_of,
+    join,
+    origin,
+    tensor,
+)
+
+
+class ModulesMixin:
+    def _torch_module_instance(self, qualname: str, keywords: dict[str | None, Value]) -> Value:
+        """``torch.nn.Linear(...)``: a module of torch's, holding parameters unless it is parameter-free."""
+        free = qualname in K.PARAMETER_FREE_MODULES
+        facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
+        # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
+        dtype = None if free else (keywords["dtype"].dtype if "dtype" in keywords else "float32")
+        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype=dtype, facts=facts, instance_of=qualname)
+
+    def _file_module_instance(self, class_name: str) -> Value:
+        """An instance of an nn.Module subclass of this file."""
+        # Its layers are built in the default dtype unless the class says otherwise (rules look at the class).
+        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=frozenset({Fact.PARAMETRIZED}), instance_of=class_name)
+
+    def _module_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        if name in K.MODULE_RETURNING_ITSELF:
+            device = receiver.device
+            if name == "cuda":
+                device = Device.ACCELERATOR
+            elif name == "cpu":
+                device = Device.CPU
+            elif name == "to":
+                device = self._to_device(node, args, keywords, receiver.device)
+            facts = receiver.facts - {Fact.SELF}
+            if name == "requires_grad_" and node.args and literal_bool(node.args[0]) is False:
+                facts = facts - {Fact.PARAMETRIZED}
+            moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
+            device_origin = origin(node) if moved else receiver.device_origin
+            dtype = self._module_dtype(receiver, name, node, args, keywords)
+            return receiver.with_(device=device, facts=facts, dtype=dtype, device_origin=device_origin)
+        if name in ("parameters", "buffers"):
+            grad = Grad.YES if name == "parameters" else Grad.NO
+            parameter = tensor(grad, receiver.device, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=receiver.device_origin)
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
+        if name in ("named_parameters", "named_buffers"):
+            grad = Grad.YES if name == "named_parameters" else Grad.NO
+            item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(STRING, tensor(grad, receiver.device)))
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=item)
+        if name == "state_dict":
+            keep_vars = kwarg(node, "keep_vars")
+            grad = Grad.NO if keep_vars is None or literal_bool(keep_vars) is False else Grad.UNKNOWN
+            return Value(kind=Kind.MAPPING, grad=Grad.NO, element=tensor(grad, receiver.device))
+        if name == "forward":
+            return self._module_output(receiver, args, node)
+        if name in ("modules", "children", "named_modules", "named_children"):
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO)
+        return UNKNOWN
+
+    def _module_dtype(self, module: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> str | None:
+        """The parameters' dtype after ``module.<name>(...)``."""
+        if name in K.FLOAT_METHODS:
+            return K.FLOAT_METHODS[name]
+        if name == "to":
+            dtype = next((a for a in [*args, *keywords.values()] if a.kind in (Kind.DTYPE, Kind.TENSOR)), None)
+            if dtype is not None:
+                return dtype.dtype
+            return None if "dtype" in keywords else module.dtype  # a dtype held in a variable
+        if name == "type" and node.args:
+            return dtype_of_expression(node.args[0], args[0])
+        return module.dtype
+
+    def _module_output(self, module: Value, args: list[Value], node: ast.Call) -> Value:
+        flat = flatten(args)
+        inputs = [a for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
+        parametrized = Fact.PARAMETRIZED in module.facts
+        grad = Grad.YES if parametrized else any_grad([a.grad for a in inputs])
+        device = any_device([module.device, *(a.device for a in inputs)])
+        grad_origin = origin(node) if parametrized else grad_origin_of(inputs)
+        return tensor(grad, device, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
+
+
+def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
+    """Values of ``self.X = ...`` in ``__init__`` (modules and parameters only)."""
+    from flake8_tensorconv.inference.interpreter import Interpreter
+
+    attributes: dict[str, Value] = {}
+    for statement in cls.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+            interpreter = Interpreter(facts, listener=None)
+            interpreter.walk_function(statement, class_name=None)
+            for target, value in interpreter.attribute_stores:
+                if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES):
+                    attributes[target] = join(attributes[target], value) if target in attributes else value
+    return attributes

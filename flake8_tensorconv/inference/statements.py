@@ -1,0 +1,355 @@
+"""Statements: how each kind of statement changes the environment and the grad mode."""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv import arrays
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.support import (
+    Env,
+    State,
+    attribute_key,
+    element_of,
+    is_staticmethod,
+    kwarg,
+    literal_bool,
+    terminates,
+)
+from flake8_tensorconv.values import (
+    OTHER,
+    UNKNOWN,
+    Fact,
+    Grad,
+    Kind,
+    Value,
+    join,
+    join_envs,
+)
+
+
+class StatementsMixin:
+    def walk_module(self) -> None:
+        self.walk_body(self.facts.tree.body)
+
+    def walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> None:
+        if self.walks is not None and not self.walks(node):
+            return
+        outer = self.state
+        grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
+        if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
+            grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        args = node.args
+        all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        bound_first = class_name is not None and not is_staticmethod(node)
+        callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
+        if callers is not None and not callers.grad_enabled:
+            grad_enabled = False  # every same-file call runs under no_grad / inference_mode
+        for decorator in node.decorator_list:
+            switch = self._grad_switch(decorator)
+            if switch is not None:
+                grad_enabled = switch
+        env: Env = {name: value for name, value in outer.env.items()} if class_name is None else {}
+        for index, arg in enumerate(all_args):
+            if index == 0 and bound_first:
+                env[arg.arg] = self._annotation_value(arg.annotation)  # self / cls: not a caller's tensor
+                if class_name in self.facts.module_classes and arg.arg == "self":
+                    env["self"] = Value(kind=Kind.MODULE, grad=Grad.NO, facts=frozenset({Fact.PARAMETRIZED, Fact.SELF}))
+                elif env[arg.arg] == UNKNOWN and not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+                    env[arg.arg] = Value(facts=frozenset({Fact.SELF}))  # an instance of a class of the file
+            elif not self.caller_params:
+                env[arg.arg] = self._annotation_value(arg.annotation)
+            else:
+                env[arg.arg] = self._parameter_value(node, arg, class_name, callers)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                env[arg.arg] = UNKNOWN
+        self.state = State(env=env, grad_enabled=grad_enabled, function=node, class_name=class_name)
+        try:
+            self.walk_body(node.body)
+        finally:
+            self.state = outer
+
+    def walk_body(self, body: list[ast.stmt]) -> None:
+        for statement in body:
+            self.walk_statement(statement)
+
+    def walk_statement(self, node: ast.stmt) -> None:
+        handler = getattr(self, "stmt_" + type(node).__name__, None)
+        if handler is not None:
+            handler(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child)
+        self._notify(node)
+
+    def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.eval(decorator)
+        self.walk_function(node, class_name=None)
+        self.state.env[node.name] = OTHER
+
+    stmt_AsyncFunctionDef = stmt_FunctionDef
+
+    def stmt_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            self.eval(base)
+        if self.walks is not None and not self.walks(node):
+            self.state.env[node.name] = OTHER
+            return
+        outer = self.state
+        self.state = State(env={}, grad_enabled=True, function=node, class_name=node.name)
+        try:
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for decorator in statement.decorator_list:
+                        self.eval(decorator)
+                    self.walk_function(statement, class_name=node.name)
+                else:
+                    self.walk_statement(statement)
+        finally:
+            self.state = outer
+        outer.env[node.name] = OTHER
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.bind(target, value)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.bind(node.target, self.eval(node.value))
+        elif isinstance(node.target, ast.Name):
+            self.state.env[node.target.id] = self._annotation_value(node.annotation)
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        right = self.eval(node.value)
+        if isinstance(node.target, ast.Name):
+            left = self.state.env.get(node.target.id, UNKNOWN)
+            self.values[id(node.target)] = left
+            # In-place arithmetic keeps the target's identity (and its memory).
+            self.state.env[node.target.id] = self._binary(left, right, in_place=True)
+        else:
+            self.eval_target_parts(node.target)
+            key = attribute_key(node.target)
+            if key is not None and key in self.state.env:
+                self.state.env[key] = self._binary(self.state.env[key], right, in_place=True)
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        self.eval(node.value)
+        if isinstance(node.value, ast.Call):
+            self._mutation(node.value)
+            qualname = self.facts.qualname(node.value.func)
+            if qualname in K.SET_GRAD_ENABLED:
+                enabled = literal_bool(node.value.args[0]) if node.value.args else None
+                if enabled is not None:
+                    self.state.grad_enabled = enabled
+
+    def _mutation(self, call: ast.Call) -> None:
+        """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return
+        name = func.value.id
+        current = self.state.env.get(name)
+        if current is None:
+            return
+        if current.kind is Kind.SEQUENCE and func.attr in ("append", "extend") and call.args:
+            added = self.value_of(call.args[0])
+            if func.attr == "extend":
+                added = element_of(added)
+            known = current.element if current.element is not None else (element_of(current) if current.elements else None)
+            element = added if known is None else join(known, added)
+            self.state.env[name] = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+        elif current.kind is Kind.NDARRAY and func.attr == "setflags":
+            write = kwarg(call, "write") or (call.args[0] if call.args else None)
+            if literal_bool(write) is False:
+                self.state.env[name] = current.with_(facts=current.facts | {arrays.READONLY})
+            elif literal_bool(write) is True:  # succeeds only on an array that owns writable memory
+                self.state.env[name] = current.with_(facts=current.facts - {arrays.READONLY})
+        elif current.kind is Kind.MODULE and func.attr in K.MODULE_DTYPE_METHODS:
+            # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
+            self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
+
+    def stmt_Assert(self, node: ast.Assert) -> None:
+        self.eval(node.test)
+        if node.msg is not None:
+            self.eval(node.msg)
+        self.state.env, _ = self._refine(node.test)  # past the assert its test held
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            value = self.eval(node.value)
+            if self.state.function is self.summary_of:
+                self.returns.append(value)
+
+    def _helper_return(self, name: str) -> Value:
+        """What a call of the module-level helper ``name`` returns, whatever it is given."""
+        known = self.facts.helper_returns.get(name)
+        if known is not None:
+            return known
+        self.facts.helper_returns[name] = UNKNOWN  # a recursive call while summarising
+        summary = type(self)(self.facts, listener=None)
+        summary.caller_params = False
+        summary.depth = self.depth + 1
+        summary.summary_of = self.facts.helpers[name]
+        summary.walk_function(summary.summary_of, class_name=None)
+        value = summary.returns[0] if summary.returns else UNKNOWN
+        for other in summary.returns[1:]:
+            value = join(value, other)
+        value = value.with_(shares_with=None)
+        self.facts.helper_returns[name] = value
+        return value
+
+    def stmt_If(self, node: ast.If) -> None:
+        self.eval(node.test)
+        true_env, false_env = self._refine(node.test)
+        self._branches(node.body, node.orelse, true_env, false_env)
+
+    def _branches(self, body: list[ast.stmt], orelse: list[ast.stmt], true_env: Env, false_env: Env) -> None:
+        grad_before = self.state.grad_enabled
+        self.state.env = true_env
+        self.walk_body(body)
+        body_env, body_grad = self.state.env, self.state.grad_enabled
+        self.state.env = false_env
+        self.state.grad_enabled = grad_before
+        self.walk_body(orelse)
+        else_env, else_grad = self.state.env, self.state.grad_enabled
+        body_exits, else_exits = terminates(body), terminates(orelse)
+        if body_exits and not else_exits:
+            self.state.env, self.state.grad_enabled = else_env, else_grad
+        elif else_exits and not body_exits:
+            self.state.env, self.state.grad_enabled = body_env, body_grad
+        else:
+            self.state.env = join_envs(body_env, else_env)
+            self.state.grad_enabled = body_grad or else_grad
+
+    def stmt_For(self, node: ast.For | ast.AsyncFor) -> None:
+        iterable = self.eval(node.iter)
+        before = self.state.env
+        for _ in range(2):
+            self.state.env = dict(self.state.env)
+            self.bind(node.target, element_of(iterable))
+            self.walk_body(node.body)
+            self.state.env = join_envs(before, self.state.env)
+        self.walk_body(node.orelse)
+
+    stmt_AsyncFor = stmt_For
+
+    def stmt_While(self, node: ast.While) -> None:
+        before = self.state.env
+        for _ in range(2):
+            self.eval(node.test)
+            true_env, _ = self._refine(node.test)
+            self.state.env = true_env
+            self.walk_body(node.body)
+            self.state.env = join_envs(before, self.state.env)
+        self.walk_body(node.orelse)
+
+    def stmt_With(self, node: ast.With | ast.AsyncWith) -> None:
+        grad_before = self.state.grad_enabled
+        for item in node.items:
+            context = self.eval(item.context_expr)
+            switch = self._grad_switch(item.context_expr)
+            if switch is not None:
+                self.state.grad_enabled = switch
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, context if context.kind is not Kind.OTHER else UNKNOWN)
+        self.walk_body(node.body)
+        self.state.grad_enabled = grad_before
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Try(self, node: ast.Try) -> None:
+        before = self.state.env
+        self.walk_body(node.body)
+        after_body = self.state.env
+        self.walk_body(node.orelse)
+        merged = self.state.env
+        for handler in node.handlers:
+            self.state.env = join_envs(before, after_body)
+            if handler.type is not None:
+                self.eval(handler.type)
+            if handler.name:
+                self.state.env[handler.name] = OTHER
+            self.walk_body(handler.body)
+            if not terminates(handler.body):
+                merged = join_envs(merged, self.state.env)
+        self.state.env = merged
+        self.walk_body(node.finalbody)
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_Match(self, node: ast.AST) -> None:
+        self.eval(node.subject)  # type: ignore[attr-defined]
+        before = self.state.env
+        merged = before
+        for case in node.cases:  # type: ignore[attr-defined]
+            self.state.env = dict(before)
+            self.walk_body(case.body)
+            merged = join_envs(merged, self.state.env)
+        self.state.env = merged
+
+    def stmt_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.state.env.pop(target.id, None)
+                self._forget_attributes(target.id)
+            else:
+                self.eval_target_parts(target)
+                key = attribute_key(target)
+                if key is not None:
+                    self.state.env.pop(key, None)
+
+    def stmt_Global(self, node: ast.stmt) -> None:
+        pass
+
+    stmt_Nonlocal = stmt_Import = stmt_ImportFrom = stmt_Pass = stmt_Break = stmt_Continue = stmt_Global
+
+    def bind(self, target: ast.expr, value: Value) -> None:
+        if isinstance(target, ast.Name):
+            self._forget_attributes(target.id)
+            self.state.env[target.id] = value
+            self.values[id(target)] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = any(isinstance(element, ast.Starred) for element in target.elts)
+            for index, element in enumerate(target.elts):
+                if value.elements is not None and not starred and len(value.elements) == len(target.elts):
+                    item = value.elements[index]
+                elif isinstance(element, ast.Starred):
+                    item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(value))
+                else:
+                    item = element_of(value)
+                self.bind(element.value if isinstance(element, ast.Starred) else element, item)
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value)
+            if isinstance(target.value, ast.Name) and target.value.id == "self":
+                self.attribute_stores.append((target.attr, value))
+            key = attribute_key(target)
+            if key is not None:
+                self.state.env[key] = value  # `self.x = t.detach()`: read back as such in this function
+                self.attribute_bases.add(target.value.id)  # type: ignore[attr-defined]
+            self._notify(target)
+        elif isinstance(target, ast.Subscript):
+            self.eval_target_parts(target)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, value)
+
+    def _forget_attributes(self, name: str) -> None:
+        """``name`` is rebound, or a call may change its attributes: what was stored on them no longer holds."""
+        if name not in self.attribute_bases:
+            return  # nothing was ever stored on it: most names, most calls
+        env = self.state.env
+        prefix = name + "."
+        for key in [key for key in env if key.startswith(prefix)]:
+            del env[key]
+
+    def eval_target_parts(self, target: ast.expr) -> None:
+        """Evaluate the parts of a store target (``a[i]``, ``a.b``) and notify listeners."""
+        if isinstance(target, ast.Subscript):
+            self.values[id(target.value)] = self.eval(target.value)
+            self.eval(target.slice)
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value)
+        self._notify(target)

@@ -1,0 +1,392 @@
+"""Module-level summaries: what a function's same-file callers pass and the grad mode they call it in.
+
+Worked out lazily, for a function the walk enters (one that holds a trigger), never for the
+whole file up front. The callers of a function are known when every mention of its name in
+the file is a direct call (``helper(...)``, or ``self.method(...)`` in its class) and the
+name is defined once; then a parameter holds the join of what the calls pass, and grad mode
+is off inside when every call runs under ``no_grad`` / ``inference_mode``. Otherwise (no
+same-file caller, a name passed around as a value, a decorator that may call it) the
+parameter's value comes from the evidence its declaration gives: its annotation, its name's
+role and the docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from typing import TYPE_CHECKING, NamedTuple
+
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.support import element_of, union_members
+from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.files import FileFacts
+
+# How far summaries nest: a caller's own parameters are judged by evidence, not by its callers,
+# and what a summarised method calls is not summarised again.
+MAX_DEPTH = 1
+# A function called from more places than this is summarised as out of sight.
+MAX_CALL_SITES = 8
+
+
+class CallSite(NamedTuple):
+    call: ast.Call
+    scope: ast.AST  # the function, lambda or module whose code makes the call
+    class_name: str | None  # the class whose method ``scope`` is
+    bound: bool  # ``self.method(...)``: the first parameter is the receiver
+
+
+class CallerSummary(NamedTuple):
+    """What every same-file call of a function passes (by parameter name), and its grad mode there."""
+
+    arguments: dict[str, Value]
+    grad_enabled: bool  # grad mode is on at one of the calls at least
+    lines: tuple[int, ...]  # where the calls are
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> list[CallSite] | None:
+    """Every same-file call of ``function``, or None when some caller may be out of sight."""
+    name = function.name
+    if name.startswith("__") or len(facts.definitions.get(name, ())) != 1 or facts.text is None:
+        return None
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualname = facts.qualname(target)
+        if qualname not in K.GRAD_MODE_SWITCHES and qualname not in K.SET_GRAD_ENABLED and not (
+            isinstance(target, ast.Name) and target.id == "staticmethod"
+        ):
+            return None  # registered, wrapped, a property...: called from elsewhere
+    if class_name is not None and name in K.CALLED_BY_FRAMEWORKS:
+        return None
+    starts = facts.line_starts
+    lines = sorted({bisect.bisect_right(starts, offset) for offset in _word_offsets(facts.text, name)})
+    sites: list[CallSite] = []
+    for node, parent, scope, owner in _mentions(facts.tree, name, lines):
+        if node is function:
+            continue
+        if class_name is None and isinstance(node, ast.Name):
+            if not (isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and parent.func is node):
+                return None  # passed as a value, rebound...
+            sites.append(CallSite(parent, scope, owner, bound=False))
+        elif class_name is not None and isinstance(node, ast.Attribute):
+            receiver = node.value
+            if not (
+                isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
+                and isinstance(parent, ast.Call) and parent.func is node
+            ):
+                return None  # called on another object, or passed as a value
+            sites.append(CallSite(parent, scope, owner, bound=True))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
+            continue  # a local of the same name in a method, or a definition
+        elif isinstance(node, ast.Attribute):
+            return None  # `module.helper`, `obj.helper`: may be this function
+    if len(sites) > MAX_CALL_SITES:
+        return None  # called from all over: what the calls pass joins to little, and walking them costs
+    return sites or None
+
+
+def _word_offsets(text: str, word: str) -> list[int]:
+    """Where ``word`` occurs as a whole identifier (a str.find loop: no pattern to compile per name)."""
+    offsets = []
+    start = text.find(word)
+    while start != -1:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            offsets.append(start)
+        start = text.find(word, end)
+    return offsets
+
+
+def _mentions(tree: ast.Module, name: str, lines: list[int]):
+    """(node, parent, enclosing scope, enclosing class) for each Name / Attribute / def spelled ``name`` on ``lines``."""
+    stack: list[tuple[ast.AST, ast.AST | None, ast.AST, str | None]] = [(tree, None, tree, None)]
+    while stack:
+        node, parent, scope, owner = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            yield node, parent, scope, owner
+        elif isinstance(node, ast.Attribute) and node.attr == name:
+            yield node, parent, scope, owner
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            yield node, parent, scope, owner
+        inner_scope = node if isinstance(node, (*_FUNCTIONS, ast.ClassDef)) else scope
+        inner_owner = node.name if isinstance(node, ast.ClassDef) else owner  # a method's closures see its `self` too
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is not None:
+                decorators = getattr(child, "decorator_list", None)
+                if decorators:
+                    first = min(first, *(decorator.lineno for decorator in decorators))
+                index = bisect.bisect_left(lines, first)
+                if index == len(lines) or lines[index] > (child.end_lineno or first):  # type: ignore[attr-defined]
+                    continue  # no line of the name inside
+            stack.append((child, node, inner_scope, inner_owner))
+
+
+def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallSite, values: dict[int, Value]) -> dict[str, Value]:
+    """Parameter name -> what the call passes (a missing argument: its default, unknown unless a literal)."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if site.bound:
+        positional = positional[1:]
+    call = site.call
+    passed: dict[str, Value] = {}
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return {arg.arg: UNKNOWN for arg in [*positional, *args.kwonlyargs]}
+    for parameter, argument in zip(positional, call.args):
+        passed[parameter.arg] = values.get(id(argument), UNKNOWN)
+    for keyword in call.keywords:
+        passed[keyword.arg] = values.get(id(keyword.value), UNKNOWN)  # type: ignore[index]
+    defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((arg.arg, default) for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None)
+    for parameter in [*positional, *args.kwonlyargs]:
+        if parameter.arg not in passed:
+            default = defaults.get(parameter.arg)
+            literal = isinstance(default, ast.Constant)
+            passed[parameter.arg] = Value(kind=Kind.OTHER, grad=Grad.NO, device=Device.CPU) if literal else UNKNOWN
+    return passed
+
+
+def join_arguments(per_site: list[dict[str, Value]]) -> dict[str, Value]:
+    joined = dict(per_site[0])
+    for passed in per_site[1:]:
+        for name, value in passed.items():
+            joined[name] = join(joined[name], value) if name in joined else value
+    return joined
+
+
+# ---------------------------------------------------------------------------------- evidence
+def _role(name: str, names: frozenset[str], suffixes: tuple[str, ...]) -> bool:
+    lowered = name.lower()
+    return lowered in names or lowered.endswith(suffixes)
+
+
+def is_model_name(name: str) -> bool:
+    return _role(name, K.MODEL_PARAMETER_NAMES, K.MODEL_PARAMETER_SUFFIXES)
+
+
+def is_data_name(name: str) -> bool:
+    return _role(name, K.DATA_PARAMETER_NAMES, K.DATA_PARAMETER_SUFFIXES)
+
+
+def is_output_name(name: str) -> bool:
+    return _role(name, K.OUTPUT_PARAMETER_NAMES, K.OUTPUT_PARAMETER_SUFFIXES)
+
+
+def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """The docstring describes parameter ``name`` as a model's output (``logits: ...``, ``preds: output of the model``)."""
+    docstring = ast.get_docstring(function, clean=False)
+    if not docstring or name not in docstring:
+        return False
+    return any(_word_offsets(line, name) and K.OUTPUT_DOC_WORDS.search(line) for line in docstring.splitlines())
+
+
+def model_parameter() -> Value:
+    """A module a caller hands in: it holds parameters; where it lives is not visible."""
+    return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.UNKNOWN, facts=frozenset({Fact.PARAMETRIZED}))
+
+
+def data_parameter(annotated: Value) -> Value:
+    """Data a caller hands in (a batch, images, labels, a forward's input): no grad; its device is not visible."""
+    if annotated.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+        return annotated
+    return annotated.with_(grad=Grad.NO, device=Device.UNKNOWN)
+
+
+class SummariesMixin:
+    """The interpreter's side of summaries: parameters from callers or evidence, what same-file methods return."""
+
+    def _caller_summary(self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> CallerSummary | None:
+        known = self.facts.caller_summaries
+        key = id(function)
+        if key in known:
+            return known[key]  # type: ignore[return-value]
+        if self.depth >= MAX_DEPTH:
+            return None  # not cached: at a shallower depth it may be worked out
+        known[key] = None  # a recursive call while summarising: out of sight
+        sites = call_sites(self.facts, function, class_name)
+        summary = None
+        if sites is not None:
+            summary = self._summarise_calls(function, sites)
+        known[key] = summary
+        return summary
+
+    def _summarise_calls(self, function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> CallerSummary:
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        per_site: list[dict[str, Value]] = []
+        grad_enabled = False
+        by_scope: dict[int, list[CallSite]] = {}
+        for site in sites:
+            by_scope.setdefault(id(site.scope), []).append(site)
+        for scope_sites in by_scope.values():
+            calls = {id(site.call) for site in scope_sites}
+            modes: list[bool] = []
+
+            def listener(node: ast.AST, state: object, calls: set[int] = calls, modes: list[bool] = modes) -> None:
+                if id(node) in calls:
+                    modes.append(state.grad_enabled)  # type: ignore[attr-defined]
+
+            caller = Interpreter(self.facts, listener=listener)
+            caller.depth = self.depth + 1
+            scope = scope_sites[0].scope
+            if isinstance(scope, ast.Module):
+                caller.walks = lambda node: False  # the module's own statements only
+                caller.walk_module()
+            elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                caller.walk_function(scope, class_name=scope_sites[0].class_name)
+            else:
+                modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
+            grad_enabled = grad_enabled or not modes or any(modes)
+            per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
+        return CallerSummary(join_arguments(per_site), grad_enabled, tuple(sorted({site.call.lineno for site in sites})))
+
+    def _parameter_value(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None, summary: CallerSummary | None
+    ) -> Value:
+        """What a parameter holds: what the same-file callers pass, else what its declaration says."""
+        annotated = self._annotation_value(arg.annotation)
+        if summary is not None and arg.arg in summary.arguments:
+            passed = summary.arguments[arg.arg]
+            # Tensors, arrays and modules are what the analysis follows; for other data (lists, numbers)
+            # the callers' literals say more than their values do, so the declaration decides.
+            if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
+                return passed
+        return self._parameter_evidence(function, arg, annotated, class_name)
+
+    def _parameter_evidence(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None
+    ) -> Value:
+        name = arg.arg
+        is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
+        if not is_class and (self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name))):
+            return model_parameter()
+        if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
+            return data_parameter(annotated)
+        declared = annotated.kind is Kind.TENSOR or self._mentions_tensor(arg.annotation)
+        if declared or is_output_name(name) or (function is not None and documented_as_output(function, name)):
+            where = origin(arg, f"the callers of `{function.name}()`" if function is not None else "the callers of a lambda")
+            return caller_risk(annotated, where)
+        return annotated  # no evidence: unknown, which the strict twins report
+
+    def _mentions_tensor(self, annotation: ast.expr | None) -> bool:
+        """``Tensor | ndarray``, ``Optional[Tensor]``: the annotation says a tensor may come in."""
+        if annotation is None:
+            return False
+        members = union_members(annotation, self.facts) or [annotation]
+        return any(self.facts.qualname(member) in K.TENSOR_CLASSES for member in members)
+
+    def _annotated_module(self, annotation: ast.expr | None) -> bool:
+        if annotation is None:
+            return False
+        if isinstance(annotation, ast.Name) and annotation.id in self.facts.module_classes:
+            return True
+        qualname = self.facts.qualname(annotation)
+        return qualname is not None and (qualname in K.MODULE_BASES or qualname == "torch.nn.Module")
+
+    def _method_return(self, class_name: str, name: str) -> Value | None:
+        """What ``obj.name(...)`` returns for an instance of the file's class ``class_name``, whatever it is given."""
+        key = (class_name, name)
+        known = self.facts.method_returns
+        if key in known:
+            return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None
+        method = _method(self.facts, class_name, name)
+        if method is None:
+            return None
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        known[key] = UNKNOWN  # a recursive call while summarising
+        summary = Interpreter(self.facts, listener=None)
+        summary.caller_params = False
+        summary.depth = self.depth + 1
+        summary.summary_of = method
+        summary.walk_function(method, class_name=class_name)
+        value = summary.returns[0] if summary.returns else UNKNOWN
+        for other in summary.returns[1:]:
+            value = join(value, other)
+        known[key] = value = value.with_(shares_with=None)
+        return value
+
+    def _held_by_self(self, class_name: str, name: str) -> Value | None:
+        """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
+        if name not in self.facts.filled_on_self:
+            return None  # filled nowhere in sight: the common case
+        containers = self.facts.self_containers.get(class_name)
+        if containers is None:
+            containers = self.facts.self_containers[class_name] = {}  # a read while summarising: not known yet
+            containers.update(self._summarise_containers(class_name))
+        return containers.get(name)
+
+    def _summarise_containers(self, class_name: str) -> dict[str, Value]:
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        classes = [node for node in self.facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+        if len(classes) != 1:
+            return {}
+        items: dict[str, Value] = {}
+
+        def add(name: str, item: Value) -> None:
+            items[name] = join(items[name], item) if name in items else item
+
+        lines = self.facts.filled_on_self_lines
+        for method in classes[0].body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
+                continue  # fills nothing on `self`
+            walker = Interpreter(self.facts, listener=None)
+            walker.depth = self.depth + 1
+
+            def listener(node: ast.AST, state: object, walker: Interpreter = walker) -> None:
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and node.args:
+                    container = node.func.value
+                    if isinstance(container, ast.Attribute) and isinstance(container.value, ast.Name) and container.value.id == "self":
+                        item = walker.value_of(node.args[0])
+                        add(container.attr, element_of(item) if node.func.attr == "extend" else item)
+
+            walker.listener = listener
+            walker.walk_function(method, class_name=class_name)
+            for name, value in walker.attribute_stores:
+                if value.kind is Kind.SEQUENCE and value.elements:
+                    add(name, element_of(value))
+                elif value.kind is not Kind.SEQUENCE:
+                    items[name] = UNKNOWN  # also holds something else
+        return {name: Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for name, item in items.items() if item != UNKNOWN}
+
+
+def caller_risk(value: Value, where: Origin) -> Value:
+    """A parameter with evidence of risk: whatever a caller passes, e.g. a model output that requires grad on a GPU."""
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
+        return value.with_(grad=Grad.MAYBE, device=Device.MAYBE, grad_origin=where, device_origin=where)
+    return value
+
+
+def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:
+    """Whether ``name`` is called in ``function`` (``model(x)``): a model is used as one."""
+    if facts.text is None:
+        return False
+    starts = facts.line_starts
+    first, last = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
+    body = facts.text[starts[first - 1] : starts[last] if last < len(starts) else len(facts.text)]
+    return any(body.startswith("(", offset + len(name)) for offset in _word_offsets(body, name))
+
+
+def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | None:
+    """The method ``name`` defined once in the file's class ``class_name`` (defined once), undecorated and not a generator."""
+    classes = [node for node in facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+    if len(classes) != 1:
+        return None
+    methods = [node for node in classes[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
+    if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list:
+        return None
+    method = methods[0]
+    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
+        return None
+    return method

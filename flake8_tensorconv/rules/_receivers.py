@@ -1,0 +1,92 @@
+"""Whether a receiver is a torch tensor, when the inference does not know its kind.
+
+A method chain such as ``x.data.cpu()`` or ``x.to(d).detach()`` looks like torch, but a
+project's own classes have ``data``, ``to`` and ``detach`` too (an image class whose
+``data`` is a property, a mixture model with ``to`` and ``detach``). Where such classes are
+in sight the chain is no evidence of a tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.values import Kind
+
+_TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def own_classes_may_have(
+    members: frozenset[str], ctx: Context, attributes: bool = False, imported: bool = True
+) -> bool:
+    """The file defines a class with one of ``members`` (not a torch.Tensor subclass), or imports
+    classes from its own package (a relative import of a capitalised name), whose members it cannot see.
+
+    ``imported``: whether relative imports of classes count (their members are out of sight).
+    ``attributes``: the members are read as attributes (``x.data``), so a method (a pytest
+    fixture named ``data``) does not count; a property or a stored value does.
+    """
+    for node in ast.walk(ctx.facts.tree):
+        if isinstance(node, ast.ClassDef) and members & _members(node, attributes):
+            bases = [ctx.facts.qualname(base) or "" for base in node.bases]
+            if not any(base in _TENSOR_BASES for base in bases):
+                return True
+        elif imported and isinstance(node, ast.ImportFrom) and node.level > 0:
+            if any(alias.name[:1].isupper() and not alias.name.isupper() for alias in node.names):
+                return True
+    return False
+
+
+def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
+    found: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            is_property = any(ast.unparse(decorator).endswith("property") for decorator in statement.decorator_list)
+            if not attributes or is_property:
+                found.add(statement.name)
+            found.update(
+                node.attr for node in ast.walk(statement)
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            )
+        elif isinstance(statement, ast.Assign):
+            found.update(target.id for target in statement.targets if isinstance(target, ast.Name))
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            found.add(statement.target.id)
+    return found
+
+
+def unknown_receiver_may_be_tensor(node: ast.expr, members: frozenset[str], ctx: Context) -> bool:
+    """A receiver of unknown kind, in a file where no own class could answer ``members``."""
+    return ctx.value(node).kind is Kind.UNKNOWN and not own_classes_may_have(members, ctx)
+
+
+def only_declared(node: ast.expr, ctx: Context) -> bool:
+    """``node`` is a parameter of the enclosing function, not rebound before it is used here.
+
+    What the inference knows about it comes from an annotation (or a name) alone: enough to
+    report, never enough for a safe fix. A caller may pass what the annotation does not say
+    (an int from JSON for an ``Optional[Tensor]``), on which ``.detach()`` raises.
+    """
+    function = ctx.state.function
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}
+    if node.id not in names:
+        return False
+    here = (node.lineno, node.col_offset)
+    return not any(
+        isinstance(other, ast.Name) and other.id == node.id and isinstance(other.ctx, ast.Store)
+        and (other.lineno, other.col_offset) < here
+        for other in ast.walk(function)
+    )
+
+
+def holds_gradients(node: ast.expr, ctx: Context) -> bool:
+    """``p.grad``, or a value of unknown kind whose name says it holds gradients (``self.gradients``
+    saved by a backward hook, ``grads``): gradients do not require grad themselves."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    if isinstance(node, ast.Attribute) and name == "grad":
+        return True
+    return "grad" in name.lower() and ctx.value(node).kind is not Kind.TENSOR

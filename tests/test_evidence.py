@@ -1,0 +1,93 @@
+"""A finding names the step that makes it risky: in its message, as related locations, in SARIF and in the cache."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from flake8_tensorconv.cache import _encode, _finding
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.engine import lint_source
+from flake8_tensorconv.findings import Position
+from flake8_tensorconv.source import Source
+
+
+def _lint(code: str, **settings: object):
+    return lint_source(Source(text=textwrap.dedent(code).lstrip("\n")), Settings(**settings))
+
+
+def test_grad_evidence_names_the_module_call_and_its_line():
+    (finding,) = _lint(
+        """
+        import torch
+
+        def evaluate(model, x):
+            logits = model(x)
+            probabilities = logits.softmax(1)
+            return probabilities.numpy()
+        """
+    )
+    assert finding.code == "TCV101"
+    assert finding.message.endswith("(`probabilities` comes from `model(x)` on line 4, outside `no_grad`)")
+    (related,) = finding.related
+    assert (related.start, related.end) == (Position(4, 13), Position(4, 21))
+    assert related.message == "requires grad: `model(x)`"
+
+
+def test_device_evidence_names_the_move():
+    (finding,) = _lint(
+        """
+        import torch
+
+        def run(device):
+            t = torch.ones(3)
+            t = t.to(device)
+            return t.numpy()
+        """
+    )
+    assert finding.code == "TCV102"
+    assert finding.message.endswith("(`t` comes from `t.to(device)` on line 5, which may be a GPU)")
+    assert [r.message for r in finding.related] == ["may be on a GPU: `t.to(device)`"]
+
+
+def test_a_parameter_with_evidence_names_its_callers():
+    (finding,) = _lint(
+        """
+        import torch
+
+        def report(logits):
+            return logits.cpu().numpy()
+        """
+    )
+    assert finding.message.endswith("(`logits` comes from the callers of `report()` on line 3, outside `no_grad`)")
+    assert finding.related[0].start == Position(3, 11)
+
+
+def test_numpy_function_on_a_module_output_names_it():
+    (finding,) = _lint(
+        """
+        import numpy as np
+        import torch
+
+        layer = torch.nn.Linear(3, 2)
+        out = layer(torch.ones(1, 3))
+        array = np.asarray(out)
+        """
+    )
+    assert finding.code == "TCV105"
+    assert "`out` comes from `layer(torch.ones(1, 3))` on line 5" in finding.message
+
+
+def test_related_locations_survive_the_cache():
+    (finding,) = _lint("import torch\nw = torch.nn.Parameter(torch.ones(2))\na = (w * 2).numpy()\n")
+    assert finding.related
+    assert _finding(json.loads(json.dumps(_encode(finding)))) == finding
+
+
+def test_sarif_shows_related_locations(tensorconv, tmp_path):
+    (tmp_path / "f.py").write_text("import torch\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.ones(1, 3))\narr = out.numpy()\n")
+    result = tensorconv("check", "--output-format", "sarif", "f.py", cwd=tmp_path)
+    (entry,) = json.loads(result.stdout)["runs"][0]["results"]
+    (location,) = entry["relatedLocations"]
+    assert location["physicalLocation"]["region"] == {"startLine": 4, "startColumn": 7, "endLine": 4, "endColumn": 30}
+    assert location["message"]["text"] == "requires grad: `model(torch.ones(1, 3))`"
