@@ -390,7 +390,8 @@ def check_project(project: Project, root: Path, mirrors: Path, unsafe: bool) -> 
                 blame[path] = sorted(changed(baseline.tests, alone.tests))
     git(checkout, "checkout", "-q", "--", ".")
     safe_run = sum(fix.row in ran.get(fix.path, ()) for fix in safe)
-    return Row(project.name, project.commit[:12], len(baseline.tests), Counter(f.code for f in safe), safe_run, safe_changed, unsafe_fixes, unsafe_changed, blame)
+    safe_codes = Counter(f.code for f in safe)
+    return Row(project.name, project.commit[:12], len(baseline.tests), safe_codes, safe_run, safe_changed, unsafe_fixes, unsafe_changed, blame)
 
 
 def by_code(counts: Counter | None) -> str:
@@ -401,20 +402,23 @@ def by_code(counts: Counter | None) -> str:
 
 def table(rows: Sequence[Row]) -> str:
     lines = [
-        "| project | commit | tests run | safe fixes applied | safe fixes the tests run | outcomes changed by safe fixes | unsafe fixes applied | outcomes changed by unsafe fixes |",
+        "| project | commit | tests run | safe fixes applied | safe fixes the tests run | outcomes changed by safe fixes"
+        " | unsafe fixes applied | outcomes changed by unsafe fixes |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         unsafe_changed = "-" if row.unsafe_changed is None else str(len(row.unsafe_changed))
         lines.append(
-            f"| {row.project} | {row.commit} | {row.tests} | {by_code(row.safe_fixes)} | {row.safe_fixes_run} of {sum(row.safe_fixes.values())} | {len(row.safe_changed)} | {by_code(row.unsafe_fixes)} | {unsafe_changed} |"
+            f"| {row.project} | {row.commit} | {row.tests} | {by_code(row.safe_fixes)} | {row.safe_fixes_run} of {sum(row.safe_fixes.values())}"
+            f" | {len(row.safe_changed)} | {by_code(row.unsafe_fixes)} | {unsafe_changed} |"
         )
     for row in rows:
         for label, found in (("safe", row.safe_changed), ("unsafe", row.unsafe_changed or {})):
             for test, (before, after) in found.items():
                 lines.append(f"{row.project}: {label} fixes changed {test}: {before} -> {after}")
         for path, tests in row.unsafe_blame.items():
-            lines.append(f"{row.project}: the unsafe fixes in {path} alone change {len(tests)} test(s): {', '.join(tests[:10])}{' ...' if len(tests) > 10 else ''}")
+            named = ", ".join(tests[:10]) + (" ..." if len(tests) > 10 else "")
+            lines.append(f"{row.project}: the unsafe fixes in {path} alone change {len(tests)} test(s): {named}")
     return "\n".join(lines)
 
 
