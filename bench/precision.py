@@ -207,8 +207,12 @@ def ensure_corpus(corpus: Path, folders: Sequence[str], command: Sequence[str], 
 
 
 def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
-    """Findings of the default rules, by normalised file path."""
-    files = discover(paths).files
+    """Findings of the default rules in the Python files, by normalised file path.
+
+    Notebooks are read through their converted ``.ipynb.py`` (what the labels name): the
+    ``.ipynb`` files themselves are left out so that nothing is counted twice.
+    """
+    files = [path for path in discover(paths).files if path.endswith(".py")]
     findings: dict[str, list[Finding]] = {}
     for result in check_files(files, Settings(), Mode(), jobs):
         if result.error:
