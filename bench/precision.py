@@ -341,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sample:
         sample_findings(corpus, args.sample_listing, args.sample, args.seed, args.jobs)
         return 0
+    if args.verdicts and args.labels == []:  # `--verdicts FILE --labels`: only the sample's verdicts
+        score_verdicts(args.verdicts)
+        return 0
 
     split = read_split(SPLIT)
     labels, unsure = load_labels(args.dev_labels, dev=True)

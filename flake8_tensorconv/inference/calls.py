@@ -272,9 +272,12 @@ class CallsMixin:
         if kind is Kind.DTYPE:
             return arrays.dtype_method(receiver, name, node)
         if name in ("sample", "sample_n") and kind in (Kind.TENSOR, Kind.UNKNOWN):
-            # A tensor has no `.sample()`: the receiver is a distribution (whatever a model returned), and
-            # Distribution.sample runs under no_grad (rsample is the differentiable one).
-            return tensor(Grad.NO, receiver.device if kind is Kind.TENSOR else Device.UNKNOWN)
+            # A tensor has no `.sample()`: the receiver is a distribution (what a model returned) or another
+            # library's space or sampler. Distribution.sample runs under no_grad (rsample is the differentiable
+            # one); what an unknown receiver's sample is (a gym space's is an array) is not known.
+            if kind is Kind.TENSOR:
+                return tensor(Grad.NO, receiver.device)
+            return Value(grad=Grad.NO)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):

@@ -215,6 +215,14 @@ class Initialisation:
                 self.scopes[id(child)] = child_scope
                 stack.append((child, child_class, child_scope))
 
+    def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
+        """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
+        parent = self.parents.get(id(node))
+        return (
+            isinstance(parent, ast.Call) and bool(parent.args) and parent.args[0] is node
+            and ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES
+        )
+
     def initialised(self, node: ast.Call, ctx: Context) -> bool:
         allocation: ast.expr = node
         parent = self.parents.get(id(allocation))

@@ -33,7 +33,11 @@ class LegacyConstructorSize(Rule):
     """
     ## What it does
     Flags `torch.Tensor(3)`, `torch.FloatTensor(n)`, `torch.Tensor(np.array(3))`
-    and `torch.Tensor(np.int64(3))`: a legacy constructor given integers.
+    and `torch.Tensor(np.int64(3))`: a legacy constructor given one integer, which
+    reads like the value but is a size; and an `nn.Parameter` of such an
+    allocation (`nn.Parameter(torch.Tensor(2, 3))`) that nothing initialises. Two or
+    more sizes elsewhere (`torch.Tensor(2, 3)`) are a shape nobody mistakes for
+    values, and are left alone.
 
     An allocation that is initialised before it is read is not reported: a
     direct initialiser (`torch.FloatTensor(n).uniform_(-1, 1)`), or a name or a
@@ -72,6 +76,10 @@ class LegacyConstructorSize(Rule):
         "`{name}({args})` allocates an uninitialised tensor of that size, not a tensor holding the value; "
         "use `torch.empty(...)` if a buffer was meant, `torch.tensor(...)` for the value"
     )
+    parameter_message = (
+        "`{name}({args})` in `nn.Parameter` is never initialised in this file: the parameter starts from "
+        "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
+    )
     triggers = TRIGGERS
     fix_safety = "safe"
 
@@ -87,10 +95,13 @@ class LegacyConstructorSize(Rule):
             return  # `torch.Tensor(0)`: no element, nothing uninitialised to read
         if self._initialisation is None:
             self._initialisation = Initialisation(ctx.facts.tree)
+        if len(node.args) > 1 and not self._initialisation.wrapped_in_parameter(node, ctx):
+            return  # `torch.Tensor(rows, cols)`: nobody reads a shape as values; a shape to fill is what is meant
         if self._initialisation.initialised(node, ctx):
             return  # allocate-then-initialise: the values are written before anyone reads them
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
-        message = self.message.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
+        template = self.message if len(node.args) == 1 else self.parameter_message
+        message = template.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
         fix = None
         if call.torch_alias is not None:
             edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty")]
