@@ -399,3 +399,21 @@ def explicit_cast_fix(call: LegacyCall, ctx: Context) -> Fix | None:
         Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.as_tensor"),
         insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
     )
+
+
+class DataCasts:
+    """What each legacy constructor given data (``torch.LongTensor(rows)``) does to it, for TCV201 and TCV211.
+
+    One per rule and file: the tree's parents are worked out on the first call that needs them.
+    """
+
+    def __init__(self) -> None:
+        self._parents: dict[int, ast.AST] | None = None
+
+    def of(self, node: ast.Call, ctx: Context) -> tuple[LegacyCall, Cast] | None:
+        call = legacy_call(node, ctx)
+        if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
+            return None
+        if self._parents is None:
+            self._parents = Initialisation(ctx.facts.tree).parents
+        return call, classify_cast(call, self._parents, ctx)

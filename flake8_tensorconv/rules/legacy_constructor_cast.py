@@ -9,11 +9,8 @@ from flake8_tensorconv.rules._legacy_constructor import (
     LOSSY,
     TRIGGERS,
     Cast,
-    Initialisation,
-    classify_cast,
+    DataCasts,
     explicit_cast_fix,
-    is_data_argument,
-    legacy_call,
 )
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 
@@ -80,15 +77,13 @@ class LegacyConstructorCast(Rule):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self._parents: dict[int, ast.AST] | None = None
+        self._casts = DataCasts()
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
-        call = legacy_call(node, ctx)
-        if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
+        found = self._casts.of(node, ctx)
+        if found is None:
             return
-        if self._parents is None:
-            self._parents = Initialisation(ctx.facts.tree).parents
-        cast = classify_cast(call, self._parents, ctx)
+        call, cast = found
         if cast.verdict not in (LOSSY, CHANGES):
             return  # nothing is lost: TCV211 (opt-in) modernises these
         message = self.message.format(name=ctx.text(node.func), what=_what_happens(cast, call))

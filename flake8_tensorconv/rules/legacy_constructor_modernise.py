@@ -8,11 +8,8 @@ from flake8_tensorconv.rules._legacy_constructor import (
     KEEPS,
     TRIGGERS,
     UNKNOWN_SOURCE,
-    Initialisation,
-    classify_cast,
+    DataCasts,
     explicit_cast_fix,
-    is_data_argument,
-    legacy_call,
 )
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 
@@ -75,15 +72,13 @@ class LegacyConstructorModernise(Rule):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self._parents: dict[int, ast.AST] | None = None
+        self._casts = DataCasts()
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
-        call = legacy_call(node, ctx)
-        if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
+        found = self._casts.of(node, ctx)
+        if found is None:
             return
-        if self._parents is None:
-            self._parents = Initialisation(ctx.facts.tree).parents
-        cast = classify_cast(call, self._parents, ctx)
+        call, cast = found
         if cast.verdict not in (KEEPS, UNKNOWN_SOURCE):
             return  # values can be lost: TCV201 reports it
         dtype = "the default dtype" if call.short_name == "Tensor" else cast.target_dtype
