@@ -95,18 +95,10 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         result.digest = None  # the findings are those of the new text
         if mode.diff:
             return
-        if is_read_only(path) and not mode.fix_read_only:
-            result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
+        if _refused(path, mode):  # what remains is what the file still has
             result.findings = lint_source(source, settings, rules, prefiltered=True)
             result.fixed, result.fixed_codes, result.noqa_added = 0, {}, 0
-            return
-        new_bytes = source.encode(new_text)
-        try:
-            write_atomically(path, new_bytes)
-        except OSError as error:
-            result.error = f"cannot write the fixed file: {error.strerror or error}; it was left unchanged"
-        else:
-            result.digest = _digest(new_bytes) if mode.digest else None
+        _write(path, source.encode(new_text), mode, result)
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
@@ -199,6 +191,9 @@ def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules
                     result.digest = None
                     result.diff = "".join(_cell_diff(path, before, after) for before, after in fixed.changed)
                 else:
+                    if _refused(path, mode):  # what remains is what the file still has
+                        result.findings = lint_cells(notebook.cells, settings, rules)
+                        result.fixed, result.fixed_codes = 0, {}
                     _write(path, replace_sources(notebook, {after.index: after.text for _, after in fixed.changed}), mode, result)
         else:
             result.findings = lint_cells(notebook.cells, settings, rules)
@@ -236,9 +231,15 @@ def _cell_diff(path: str, before: CodeCell, after: CodeCell) -> str:
     return unified_diff(f"{path}:cell {after.index}", before.text, after.text)
 
 
+def _refused(path: str, mode: Mode) -> bool:
+    """A read-only file is not rewritten unless ``--fix-read-only`` says so."""
+    return is_read_only(path) and not mode.fix_read_only
+
+
 def _write(path: str, data: bytes, mode: Mode, result: FileResult) -> None:
+    """Replace the file atomically, or say why not in ``result.error`` (the file is then untouched)."""
     result.digest = None  # the findings are those of the fixed text
-    if is_read_only(path) and not mode.fix_read_only:
+    if _refused(path, mode):
         result.error = "the file is read-only: not rewritten (--fix-read-only rewrites it)"
         return
     try:

@@ -399,3 +399,18 @@ def test_add_noqa_writes_into_the_cells_and_keeps_every_other_byte(tensorconv, p
     assert tensorconv("check", "--no-cache", "training.ipynb", cwd=project).returncode == 0
     again = tensorconv("check", "--no-cache", "--add-noqa", "training.ipynb", cwd=project)
     assert "Added 0 noqa directives." in again.stderr and path.read_bytes() == after
+
+
+def test_a_read_only_notebook_is_not_rewritten_and_its_findings_are_shown(tensorconv, project):
+    path = project / "training.ipynb"
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        result = tensorconv("check", "--no-cache", "--fix", "training.ipynb", cwd=project)
+    finally:
+        path.chmod(0o644)
+    assert result.returncode == 2 and "training.ipynb: the file is read-only" in result.stderr
+    assert path.read_bytes() == before
+    assert [line.split(": ")[0] for line in result.stdout.splitlines()] == [
+        "training.ipynb:cell 4:2:7", "training.ipynb:cell 5:2:1", "training.ipynb:cell 6:4:11"
+    ]
