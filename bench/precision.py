@@ -70,6 +70,7 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
     "K": frozenset({"TCV205"}),
     "L": frozenset({"TCV109"}),
     "M": frozenset({"TCV107"}),
+    "N": frozenset({"TCV212"}),
 }
 # "held-out" was split off the first three label sets; "fresh" is a set labelled later, out of sight of
 # everyone who worked on the rules (the first held-out part was read during rule work, see docs/precision.md).

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv import arrays
@@ -116,34 +117,40 @@ class TensorFromListOfArrays(Rule):
 
 
 def _array_elements(items: ast.expr, ctx: Context) -> list[Value] | None:
-    """What the innermost items are, when every one is known to be a NumPy array; else None.
+    """What the innermost items are, when every one is known to be a NumPy array; else None."""
+    return list_items(items, ctx, _is_array)
+
+
+def list_items(items: ast.expr, ctx: Context, keep: Callable[[Value], bool]) -> list[Value] | None:
+    """What the innermost items of a list are, when every one passes ``keep``; else None.
 
     A display or comprehension (nested ones too: `[[a, b], [c, d]]`), `list(...)` /
     `tuple(...)` of a generator or of `map(np.load, paths)`, or a name holding such a list.
+    TCV212 asks it about tensors.
     """
     if isinstance(items, (ast.List, ast.Tuple)):
         if not items.elts or any(isinstance(element, ast.Starred) for element in items.elts):
             return None
         elements: list[Value] = []
         for element in items.elts:
-            inner = _array_elements(element, ctx) if isinstance(element, (ast.List, ast.Tuple, ast.ListComp)) else None
+            inner = list_items(element, ctx, keep) if isinstance(element, (ast.List, ast.Tuple, ast.ListComp)) else None
             elements.extend(inner if inner is not None else [ctx.value(element)])
     elif isinstance(items, ast.ListComp):
-        nested = _array_elements(items.elt, ctx) if isinstance(items.elt, (ast.List, ast.Tuple, ast.ListComp)) else None
+        nested = list_items(items.elt, ctx, keep) if isinstance(items.elt, (ast.List, ast.Tuple, ast.ListComp)) else None
         elements = nested if nested is not None else [ctx.value(items.elt)]
     elif _is_list_call(items, ctx):
         source = items.args[0]  # type: ignore[attr-defined]
         if isinstance(source, ast.GeneratorExp):
             elements = [ctx.value(source.elt)]
         elif _maps_an_array_function(source, ctx):
-            return [Value(kind=Kind.NDARRAY)]
+            return [Value(kind=Kind.NDARRAY)] if keep(Value(kind=Kind.NDARRAY)) else None
         else:
-            return _array_elements(source, ctx) if not isinstance(source, ast.Call) else None
+            return list_items(source, ctx, keep) if not isinstance(source, ast.Call) else None
     else:
         elements = _leaves(ctx.value(items))
         if elements is None:
             return None
-    if elements and all(_is_array(element) for element in elements):
+    if elements and all(keep(element) for element in elements):
         return elements
     return None
 
