@@ -16,7 +16,9 @@ class TensorFromListOfTensors(Rule):
     Flags `torch.tensor(items)` (and `torch.as_tensor`, `torch.asarray`) where
     `items` is a list of tensors of which at least one may require grad: a list
     display or comprehension of a model's outputs, of losses, of values computed
-    from parameters, or a name holding such a list.
+    from parameters, or a name holding such a list. Opt-in: the analysis does not
+    know shapes, and with one-element tensors dropping the graph is often meant
+    (a TD target, losses collected for a plot).
 
     ## Why is this bad?
     `torch.tensor` reads a list element by element, as Python numbers. A tensor of
@@ -50,6 +52,9 @@ class TensorFromListOfTensors(Rule):
         "of more than one element and drops the autograd graph of the others; `torch.stack(...)` joins them"
     )
     triggers = tuple(f"{name}(" for name in sorted(TENSOR_FROM_DATA))
+    # Opt-in: where the tensors hold one element each, dropping their graph is often what the code
+    # wants (a TD target, a list of losses to plot), and the inference does not know shapes.
+    default_enabled = False
     fix_safety = "unsafe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
