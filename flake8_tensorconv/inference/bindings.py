@@ -98,9 +98,12 @@ class Scope:
         return any(read > after for read in self.uses.reads.get(name, ()))
 
     def written_in_place_after(self, name: str, node: ast.AST) -> bool:
-        """Whether an in-place op (``name.add_(...)``, ``name += v``, ``name[i] = v``) starts after ``node`` ends."""
+        """Whether an in-place op (``name.add_(...)``, ``name += v``, ``name[i] = v``) starts after ``node`` ends,
+        before ``name`` is bound to something else (``y = w.data; y = torch.zeros(3); y.zero_()`` does not
+        write to ``w``)."""
         after = end(node)
-        return any(write > after for write in self.uses.in_place.get(name, ()))
+        rebound = min((binding.position for binding in self.bindings.get(name, ()) if binding.position > after), default=None)
+        return any(after < write and (rebound is None or write < rebound) for write in self.uses.in_place.get(name, ()))
 
     def stores(self, name: str) -> list[ast.Name]:
         """Every ``name`` in a store context (assignment and loop targets, unpacking...)."""

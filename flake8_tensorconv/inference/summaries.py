@@ -17,7 +17,7 @@ import bisect
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of, union_members
+from flake8_tensorconv.inference.support import element_of
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -273,13 +273,6 @@ class SummariesMixin:
             where = origin(arg, f"the callers of `{function.name}()`" if function is not None else "the callers of a lambda")
             return caller_risk(annotated, where)
         return annotated  # no evidence: unknown, which the strict twins report
-
-    def _mentions_tensor(self, annotation: ast.expr | None) -> bool:
-        """``Tensor | ndarray``, ``Optional[Tensor]``: the annotation says a tensor may come in."""
-        if annotation is None:
-            return False
-        members = union_members(annotation, self.facts) or [annotation]
-        return any(self.facts.qualname(member) in K.TENSOR_CLASSES for member in members)
 
     def _annotated_module(self, annotation: ast.expr | None) -> bool:
         if annotation is None:

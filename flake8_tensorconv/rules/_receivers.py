@@ -56,11 +56,6 @@ def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
     return found
 
 
-def unknown_receiver_may_be_tensor(node: ast.expr, members: frozenset[str], ctx: Context) -> bool:
-    """A receiver of unknown kind, in a file where no own class could answer ``members``."""
-    return ctx.value(node).kind is Kind.UNKNOWN and not own_classes_may_have(members, ctx)
-
-
 def only_declared(node: ast.expr, ctx: Context) -> bool:
     """``node`` is a parameter of the enclosing function, not rebound before it is used here.
 

@@ -116,7 +116,7 @@ class DataInsteadOfDetach(Rule):
         target = node.targets[0]
         if not isinstance(target, ast.Name) or not self._is_tensor_data(data, ctx, chained=False):
             return
-        if _written_in_place_later(target.id, node, ctx):
+        if ctx.scope.written_in_place_after(target.id, node):
             ctx.report(self, data, self.in_place_message, self._fix(data, ctx, Applicability.UNSAFE))
 
     def _is_tensor_data(self, data: ast.Attribute, ctx: Context, chained: bool) -> bool:
@@ -171,7 +171,7 @@ class DataInsteadOfDetach(Rule):
         if id(call) in self._in_place_receivers:
             return True
         assignment = self._assignments.get(id(call))
-        return assignment is not None and _written_in_place_later(assignment.targets[0].id, assignment, ctx)  # type: ignore[attr-defined]
+        return assignment is not None and ctx.scope.written_in_place_after(assignment.targets[0].id, assignment)  # type: ignore[attr-defined]
 
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
@@ -211,17 +211,6 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
     }
-
-
-def _written_in_place_later(name: str, assignment: ast.Assign, ctx: Context) -> bool:
-    """An in-place write to ``name`` after ``assignment`` and before the name is bound again.
-
-    `y = w.data; y = torch.zeros(3); y.zero_()`: the write after the rebinding is not to `w`.
-    """
-    scope = ctx.scope
-    after = (assignment.end_lineno or 0, assignment.end_col_offset or 0)
-    rebound = min((binding.position for binding in scope.bindings.get(name, ()) if binding.position > after), default=None)
-    return any(after < write and (rebound is None or write < rebound) for write in scope.uses.in_place.get(name, ()))
 
 
 def _is_in_place(method: str) -> bool:
