@@ -353,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels += more
         unsure += more_unsure
     if args.make_split:
+        if split:  # a split is made once: remaking it would move scored packages between parts
+            print(f"{SPLIT} exists; packages labelled later are held out or not by their name's hash, or named there by hand")
+            return 2
         wild_labels = [label for label in labels if label.part != "dev"]
         made = make_split(wild_labels)
         lines = [f"{part} {package}" for package, part in sorted(made.items(), key=lambda item: (item[1], item[0].lower()))]

@@ -53,6 +53,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / ".bench"
+# The venv's ruff (the test extra installs it) when the bench runs without an activated venv.
+RUFF = str(Path(sys.executable).with_name("ruff")) if Path(sys.executable).with_name("ruff").is_file() else "ruff"
 VENV = BENCH / "venv-torchfix"
 sys.path.insert(0, str(ROOT))
 
@@ -299,7 +301,7 @@ def _bench_corpus(bench: Bench, corpus: str, path: Path, cores: int, venv_python
         Spec("flake8 -j1, without the plugin", [*flake8, "flake8-tensorconv", "-j1", str(path)], check=lambda: _expect_plugin(bench, imported=False)),
         Spec("ast.parse loop (one process)", [sys.executable, "-c", AST_LOOP, str(path)]),
         Spec(f"tensorconv check (-j{cores}, no cache)", [*tensorconv, str(path)]),
-        Spec("ruff check --select ALL --no-cache", ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)]),
+        Spec("ruff check --select ALL --no-cache", [RUFF, "check", "--select", "ALL", "--no-cache", "--exit-zero", str(path)]),
         Spec("tensorconv check -j1 (no cache)", [*tensorconv, "-j1", str(path)]),
         *([Spec("torchfix", [str(VENV / "bin" / "torchfix"), str(path)])] if with_torchfix else []),
         Spec(f"engine on the {len(triggered)} trigger files", [sys.executable, "-c", ENGINE_LOOP, str(listing)], inner=True),
@@ -399,7 +401,7 @@ def _versions(venv_python: Path) -> str:
         return (result.stdout or result.stderr).strip().splitlines()[0] if result.returncode == 0 else "?"
 
     flake8 = version([sys.executable, "-m", "flake8", "--version"]).split(" (")[0]
-    ruff = version(["ruff", "--version"])
+    ruff = version([RUFF, "--version"])
     torchfix = version([str(VENV / "bin" / "torchfix"), "--version"])
     libcst = version([str(venv_python), "-c", "import importlib.metadata as m; print(m.version('libcst'))"])
     return f"flake8 {flake8}, {ruff}, torchfix {torchfix}, libcst {libcst}"
