@@ -13,10 +13,13 @@ Three sets of labels are scored, each on its own:
   packages and repositories listed in ``bench/corpus/corpus-*.txt``, split by package
   (``split.txt``) so that no package is in both parts;
 - ``fresh``: ``labels-d/e.jsonl``, packages labelled later by people who never saw the
-  rules' code, all held out (``split.txt`` names them).
+  rules' code (``split.txt`` names them);
+- ``fresh-3``: ``labels-f/g/h.jsonl``, labelled out of sight during round 3.
 
-The held-out parts are scored only with ``--held-out``, at the end of a round of rule
-work, and their cases are never listed, only counted.
+The "held-out" and "fresh" parts were the held-out parts of round 2; scored at its end,
+they are tuning data since. Only the newest held-out part (``HELD_OUT``) is scored
+with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
+listed, only counted.
 
 Corpora are unpacked with ``../shared/corpus/fetch.sh`` and ``bench/corpus/fetch.py``
 (into ``.bench/corpus`` unless ``--corpus`` names another folder). A finding counts for
@@ -73,9 +76,10 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
     "N": frozenset({"TCV212"}),
 }
 # "held-out" was split off the first three label sets; "fresh" is a set labelled later, out of sight of
-# everyone who worked on the rules (the first held-out part was read during rule work, see docs/precision.md).
-PARTS = ("dev", "tuning", "held-out", "fresh")
-HELD_OUT = ("held-out", "fresh")
+# everyone who worked on the rules in round 2. Both were scored at the end of round 2 and are tuning data
+# since (their cases are listed); "fresh-3" was labelled out of sight during round 3 and is its held-out part.
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3")
+HELD_OUT = ("fresh-3",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
@@ -116,7 +120,7 @@ class Verdict:
 
 
 def read_split(path: Path) -> dict[str, str]:
-    """The recorded part of each package (``split.txt``: ``tuning NAME`` / ``held-out NAME`` / ``fresh NAME`` lines)."""
+    """The recorded part of each package (``split.txt``: ``PART NAME`` lines)."""
     if not path.is_file():
         return {}
     split = {}
