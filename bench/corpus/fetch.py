@@ -69,10 +69,12 @@ def fetch_pypi(entry: Entry, dest: Path) -> None:
     wheels = dest / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     spec = f"{entry.name}=={entry.version}"
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels), spec],
-        check=True,
+        check=False,
     )
+    if done.returncode:
+        raise SystemExit(f"pip could not download a wheel of {spec} (pip exit status {done.returncode}, above)")
     stem = entry.name.lower().replace("-", "_").replace(".", "_")
     matches = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{stem}-{entry.version}-".lower())]
     if not matches:
