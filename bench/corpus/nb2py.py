@@ -7,7 +7,9 @@ For each `NAME.ipynb` under FOLDER (recursively, in sorted order) this writes
 between cells; markdown and raw cells are skipped. A line that is IPython
 syntax rather than Python (after leading whitespace it starts with `%`, `!`
 or `?`, or it ends with `?`) becomes a comment, `# ` + the line, so the file
-parses and every other line keeps its text. The labels of the benchmark refer
+parses and every other line keeps its text; an indented one (inside an `if` or a
+loop) becomes `pass  # ` + the line at its indentation, so that a block holding
+only a magic (`if IN_COLAB:` / `    !pip install ...`) still has a body. The labels of the benchmark refer
 to lines of these files, so the output depends only on the notebook: UTF-8,
 `\\n` line endings, a final newline.
 
@@ -31,6 +33,15 @@ def is_ipython_line(line: str) -> bool:
     return stripped.startswith(("%", "!", "?")) or stripped.endswith("?")
 
 
+def python_line(line: str) -> str:
+    """The line as Python: IPython syntax commented out, as a `pass` statement where it is indented."""
+    if not is_ipython_line(line):
+        return line
+    body = line.lstrip()
+    indent = line[: len(line) - len(body)]
+    return f"{indent}pass  # {body}" if indent else "# " + line
+
+
 def cell_lines(source: str | list[str]) -> list[str]:
     """The lines of one cell's source (stored as a string or a list of strings)."""
     text = source if isinstance(source, str) else "".join(source)
@@ -52,7 +63,7 @@ def notebook_to_python(notebook: dict) -> str:
             continue
         # nbformat 3 calls a code cell's source "input"
         source = cell.get("source", cell.get("input", ""))
-        lines = ["# " + line if is_ipython_line(line) else line for line in cell_lines(source)]
+        lines = [python_line(line) for line in cell_lines(source)]
         cells.append("\n".join(lines))
     return "\n\n".join(cells) + "\n"
 
