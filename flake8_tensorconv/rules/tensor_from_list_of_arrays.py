@@ -74,7 +74,8 @@ class TensorFromListOfArrays(Rule):
     Lists the linter cannot see into (filled by another function, `list(x)` of
     a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
-    warning. A list of 0-d arrays is reported: `torch.tensor` raises
+    warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
+    without an axis): NumPy scalars too. A list of 0-d arrays is reported: `torch.tensor` raises
     `TypeError: len() of unsized object` on it, and the fix makes it work.
     """
 
