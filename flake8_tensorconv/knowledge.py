@@ -42,6 +42,8 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# Tests that are false where CUDA is not available: there, nothing is on a CUDA device.
+ACCELERATOR_CHECKS = frozenset({"torch.cuda.is_available"})
 # Classes whose instances are not torch tensors (an ``isinstance`` check against them rules a tensor out).
 NON_TENSOR_CLASSES = frozenset(
     {

@@ -16,6 +16,51 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    # Round 3: a `.numpy()` on the branch where the tensor cannot be on a GPU.
+    "flag_that_guards_the_moves_is_off": """
+        import torch
+
+        def run(x, model, on_gpu):
+            if on_gpu:
+                x = x.cuda()
+            y = torch.relu(x)
+            cpu_side = y.numpy() if not on_gpu else y.cpu().numpy()
+            return y.numpy()  # expect: TCV102
+    """,
+    "moves_guarded_by_another_flag_still_count": """
+        import torch
+
+        def run(x, on_gpu, verbose):
+            if on_gpu:
+                x = x.cuda()
+            y = torch.relu(x)
+            if not verbose:
+                return y.numpy()  # expect: TCV102
+    """,
+    "cuda_is_not_available_on_this_branch": """
+        import torch
+
+        device = torch.device("cuda")
+        x = torch.ones(3, device=device)
+        if not torch.cuda.is_available():
+            print(x.numpy())
+        gpu = torch.cuda.is_available()
+        print(x.numpy() if not gpu else x.cpu().numpy())
+        print(x.numpy())  # expect: TCV102
+    """,
+    "moved_to_a_device_that_is_the_cpu_here": """
+        import torch
+
+        def run(x, device):
+            y = torch.relu(x.to(device))
+            z = torch.zeros(3, device=device)
+            if device == "cpu":
+                print(y.numpy(), z.numpy())
+            if device.type != "cpu":
+                y = y.cpu()
+            print(y.numpy())
+            print(z.numpy())  # expect: TCV102
+    """,
     "caller_supplied_tensor": """
         import torch
 

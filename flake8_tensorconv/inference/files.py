@@ -103,6 +103,8 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        # (function, flag) -> the spans of the function's code that run only when the flag is true.
+        self.flag_arms: dict[tuple[int, str], list[tuple[tuple[int, int], tuple[int, int]]]] = {}
         self._line_starts: list[int] | None = None
         self._filled_on_self: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
