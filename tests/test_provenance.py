@@ -16,6 +16,39 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "module_class_that_stores_a_given_module_or_a_layer_holds_parameters": """
+        import torch
+        from torch import nn
+
+        class Wrap(nn.Module):
+            def __init__(self, inner, scale=2.0):
+                super().__init__()
+                self.inner = inner
+                self.scale = scale
+
+            def forward(self, x):
+                return self.inner(x) * self.scale
+
+        class Scale(nn.Module):
+            def __init__(self, scale=2.0):
+                super().__init__()
+                self.scale = scale
+                self.register_parameter("bias", nn.Parameter(torch.zeros(1)))
+
+        class Free(nn.Module):
+            def __init__(self, scale=2.0):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return x * self.scale
+
+        x = torch.ones(3)
+        a = Wrap(nn.Linear(3, 3))(x).numpy()  # expect: TCV101
+        b = Scale()(x).numpy()  # expect: TCV101
+        c = Free()(x).numpy()
+        d = Free()(nn.Linear(3, 3)(x)).numpy()  # expect: TCV101
+    """,
     # Round 3: a `.numpy()` on the branch where the tensor cannot be on a GPU.
     "flag_that_guards_the_moves_is_off": """
         import torch

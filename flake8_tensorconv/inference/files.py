@@ -115,6 +115,8 @@ class FileFacts:
         # Every class statement of the file, nested ones included.
         self.classes: list[ast.ClassDef] = []
         self.module_classes: set[str] = set()
+        # nn.Module subclasses of the file that hold no parameters (worked out when first instantiated).
+        self.parameter_free_classes: dict[str, bool] = {}
         # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
         self.plain_classes: set[str] = set()
         # LightningModule subclasses: their evaluation hooks run with grad disabled.
