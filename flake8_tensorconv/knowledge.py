@@ -139,8 +139,15 @@ OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs"
 OUTPUT_DOC_WORDS = re.compile(
     r"logits|outputs? of (?:the|a) (?:model|network|net|policy|critic|actor)"
     r"|(?:model|network|policy|critic|actor|inference)(?:'s)? outputs?"
-    r"|predictions|embeddings|value estimat|estimated? (?:by|from) (?:the|a) (?:model|network|policy|critic)|log[- ]?probabilit",
+    r"|predictions|embeddings|value estimat|estimated? (?:by|from) (?:the|a) (?:model|network|policy|critic)|log[- ]?probabilit"
+    r"|estimat\w*\b[^.;]{0,60}?\b(?:model|network|policy|critic)\b",
     re.IGNORECASE,
+)
+# Where a parameter's docstring entry starts: `name:`, `name (Tensor):`, `name : Tensor` (NumPy), `:param name:`, `@param name`.
+PARAMETER_ENTRY = re.compile(r"(?::param(?:\s+[\w\[\], .]+?)?\s+|@param\s+)?(?P<name>\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:(?!:)")
+# Words after which an entry describes what the value relates to (`IoU values for ground truth and predictions`).
+RELATION_WORDS = re.compile(
+    r"\b(?:for|between|against|versus|vs\.?|compared (?:to|with)|corresponding to|with respect to|w\.r\.t\.)\s", re.IGNORECASE
 )
 # Methods that a framework calls (nn.Module.__call__, Lightning, Gym): their callers are never all in sight.
 CALLED_BY_FRAMEWORKS = frozenset(

@@ -16,6 +16,21 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "docstring_entry_of_the_parameter_decides": """
+        import torch
+
+        def match(pred_classes: torch.Tensor, iou: torch.Tensor, value: torch.Tensor):
+            \"\"\"Match predictions to targets.
+
+            Args:
+                pred_classes (torch.Tensor): Predicted class indices.
+                iou (torch.Tensor): The pairwise IoU values for ground truth (rows) and predictions
+                    (columns).
+                value (torch.Tensor): estimated value of the current state
+                    following the current policy.
+            \"\"\"
+            return iou.numpy(), value.numpy()  # expect: TCV101, TCV102
+    """,
     "module_class_that_stores_a_given_module_or_a_layer_holds_parameters": """
         import torch
         from torch import nn

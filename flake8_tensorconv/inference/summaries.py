@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
@@ -178,11 +179,37 @@ def is_output_name(name: str) -> bool:
 
 
 def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """The docstring describes parameter ``name`` as a model's output (``logits: ...``, ``preds: output of the model``)."""
-    docstring = ast.get_docstring(function, clean=False)
+    """The first sentence of the docstring's entry for parameter ``name`` describes it as a model's output
+    (``logits: ...``, ``preds: output of the model``). What the entry relates the value to (``IoU values for
+    ground truth and predictions``, ``targets for the logits``) and what later sentences say (``If unset,
+    predictions will not be resized``) describe other values, not this one."""
+    docstring = ast.get_docstring(function, clean=True)
     if not docstring or name not in docstring:
         return False
-    return any(_word_offsets(line, name) and K.OUTPUT_DOC_WORDS.search(line) for line in docstring.splitlines())
+    entry = _parameter_entry(docstring.splitlines(), name)
+    if entry is None:
+        return False
+    first_sentence = re.split(r"\.(?:\s|$)", entry, maxsplit=1)[0]
+    own = K.RELATION_WORDS.split(first_sentence, maxsplit=1)[0]
+    return K.OUTPUT_DOC_WORDS.search(own) is not None
+
+
+def _parameter_entry(lines: list[str], name: str) -> str | None:
+    """The text of the docstring's entry for ``name`` (Google, NumPy, Sphinx or Epydoc style, with its continuation lines)."""
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        match = K.PARAMETER_ENTRY.match(stripped)
+        if match is None or match.group("name").lstrip("*") != name:
+            continue
+        indent = len(line) - len(line.lstrip())
+        parts = [stripped[match.end():].strip()]
+        for following in lines[index + 1:]:
+            text = following.strip()
+            if not text or len(following) - len(following.lstrip()) <= indent or K.PARAMETER_ENTRY.match(text):
+                break
+            parts.append(text)
+        return " ".join(part for part in parts if part)
+    return None
 
 
 def model_parameter() -> Value:
