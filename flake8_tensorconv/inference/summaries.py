@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of
+from flake8_tensorconv.inference.support import element_of, is_staticmethod
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
     """Parameter name -> what the call passes (a missing argument: its default, unknown unless a literal)."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
-    if site.bound:
+    if site.bound and not is_staticmethod(function):
         positional = positional[1:]
     call = site.call
     passed: dict[str, Value] = {}
