@@ -138,8 +138,10 @@ class CallsMixin:
         if qualname in K.LEGACY_CONSTRUCTORS:
             return self._legacy_constructor(qualname, node, args, keywords)
         if qualname in K.TORCH_INTEGER_RESULTS:
-            devices = [a.device for a in args if a.kind is Kind.TENSOR]
-            return tensor(Grad.NO, any_device(devices) if devices else self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+            tensors = [a for a in args if a.kind is Kind.TENSOR]
+            if tensors:
+                return tensor(Grad.NO, any_device([a.device for a in tensors]), K.TORCH_INTEGER_RESULTS[qualname], device_origin=device_origin_of(tensors))
+            return tensor(Grad.NO, self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
         if qualname in K.TORCH_DTYPE_RESULTS:
             return Value(kind=Kind.DTYPE, grad=Grad.NO)
         if qualname == "torch.load":
@@ -239,12 +241,12 @@ class CallsMixin:
     def _values_indices(self, source: Value) -> Value:
         origins = {"grad_origin": source.grad_origin, "device_origin": source.device_origin}
         values = tensor(source.grad, source.device, source.dtype, **origins) if source.kind is Kind.TENSOR else Value(device=source.device)
-        indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64")
+        indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64", device_origin=source.device_origin)
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(values, indices), fields=(("values", values), ("indices", indices)))
 
     def _unique(self, source: Value, node: ast.Call) -> Value:
         """``t.unique(return_counts=True)``: the values as ``t`` (grad kept), then int64 inverse and counts."""
-        counts = tensor(Grad.NO, source.device, "int64")
+        counts = tensor(Grad.NO, source.device, "int64", device_origin=source.device_origin)
         extra = tuple(counts for flag in ("return_inverse", "return_counts") if literal_bool(kwarg(node, flag)))
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(source, *extra))
 
