@@ -42,6 +42,16 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# Functions of other libraries that return NumPy arrays: qualname -> the array's dtype (None: it depends on
+# the input), or a tuple of them for a function that returns several arrays.
+ARRAY_RESULTS: dict[str, str | None | tuple[str | None, ...]] = {
+    "scipy.optimize.linear_sum_assignment": ("int64", "int64"),
+    **dict.fromkeys(
+        "cv2.imread cv2.resize cv2.cvtColor cv2.warpAffine cv2.warpPerspective cv2.flip cv2.GaussianBlur "
+        "imageio.imread imageio.v2.imread imageio.v3.imread skimage.io.imread "
+        "scipy.ndimage.zoom scipy.ndimage.rotate scipy.ndimage.gaussian_filter scipy.ndimage.shift".split()
+    ),
+}
 # Tests that are false where CUDA is not available: there, nothing is on a CUDA device.
 ACCELERATOR_CHECKS = frozenset({"torch.cuda.is_available"})
 # Classes whose instances are not torch tensors (an ``isinstance`` check against them rules a tensor out).

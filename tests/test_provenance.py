@@ -16,6 +16,16 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "arrays_from_other_libraries": """
+        import cv2
+        import torch
+        from scipy.optimize import linear_sum_assignment
+
+        def match(costs, paths):
+            order = torch.tensor([linear_sum_assignment(cost)[1] for cost in costs])  # expect: TCV204
+            images = torch.tensor([cv2.imread(path) for path in paths])  # expect: TCV204
+            return order, images
+    """,
     "docstring_entry_of_the_parameter_decides": """
         import torch
 

@@ -185,6 +185,11 @@ class CallsMixin:
             return UNKNOWN
         if qualname.startswith("numpy."):
             return self._numpy_call(qualname, node, args, keywords)
+        if qualname in K.ARRAY_RESULTS:
+            result = K.ARRAY_RESULTS[qualname]
+            if isinstance(result, tuple):
+                return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(ndarray(dtype) for dtype in result))
+            return ndarray(result)
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
