@@ -32,7 +32,9 @@ class TensorFromListOfArrays(Rule):
     legacy constructors `torch.Tensor`, `torch.FloatTensor`...) where `items` is a
     list of NumPy arrays: a list display or comprehension of arrays (nested ones
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
-    `map(np.load, paths)`, or a list built with `.append(array)`.
+    `map(np.load, paths)`, or a list built with `.append(array)`. The arrays are
+    made by NumPy, or by functions of other libraries known to return them
+    (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...).
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
