@@ -27,7 +27,6 @@ from flake8_tensorconv.values import (
     join_envs,
 )
 
-
 # Statements that bind nothing unless they complete.
 _SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass)
 
