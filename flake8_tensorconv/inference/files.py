@@ -7,12 +7,15 @@ import bisect
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.values import (
     Value,
 )
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.guards import DeviceSpans
 
 _T = TypeVar("_T")
 
@@ -103,8 +106,8 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
-        # (function, flag) -> the spans of the function's code that run only when the flag is true.
-        self.flag_arms: dict[tuple[int, str], list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+        # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
+        self.device_spans: dict[int, DeviceSpans] = {}
         self._line_starts: list[int] | None = None
         self._filled_on_self: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import (
@@ -53,34 +54,31 @@ class GuardsMixin:
         if host_branch is not None:
             _on_host(true_env if host_branch else false_env, lambda value: True)
         flag = _flag(test)
-        if flag is not None:
-            # `if use_gpu: x = x.cuda()` ... `x.numpy() if not use_gpu else ...`: where the flag is off,
-            # no move it guards has run.
-            key, negated = flag
-            arms = self._flag_arms(key)
-            if arms:
-                _on_host(true_env if negated else false_env, lambda value: _within_any(value.device_origin, arms))
-        placement = _cpu_device_test(test)
-        if placement is not None:
-            # `if device != "cpu": x = x.cpu()` ... `x.numpy()`: where `device` is the CPU, so is what was moved to it.
-            device_name, cpu_when_true = placement
-            moves = self._moves_to(device_name)
-            if moves:
-                _on_host(true_env if cpu_when_true else false_env, lambda value: value.device_origin is not None and value.device_origin[:4] in moves)
+        placement = _cpu_device_test(test) if flag is None else None
+        if (flag is not None or placement is not None) and any(_at_risk(value) for value in self.state.env.values()):
+            spans = self._device_spans()
+            if flag is not None and flag[0] in spans.flag_arms:
+                # `if use_gpu: x = x.cuda()` ... `x.numpy() if not use_gpu else ...`: where the flag is off,
+                # no move it guards has run.
+                arms = spans.flag_arms[flag[0]]
+                _on_host(true_env if flag[1] else false_env, lambda value: _within_any(value.device_origin, arms))
+            if placement is not None and placement[0] in spans.moves_to:
+                # `if device != "cpu": x = x.cpu()` ... `x.numpy()`: where `device` is the CPU, so is what was moved to it.
+                moves = spans.moves_to[placement[0]]
+                _on_host(
+                    true_env if placement[1] else false_env,
+                    lambda value: value.device_origin is not None and value.device_origin[:4] in moves,
+                )
         return true_env, false_env
 
-    def _moves_to(self, device_name: str) -> set[tuple[int, int, int, int]]:
-        """The spans of the calls in the function being walked that place a tensor on the device ``device_name`` holds."""
+    def _device_spans(self) -> DeviceSpans:
+        """Where the function being walked runs code only when a flag is true, and where it places tensors on a
+        device held in a variable (one walk per function, kept for the file)."""
         function = self.state.function if self.state.function is not None else self.facts.tree
-        cache_key = (id(function), "to " + device_name)
-        moves = self.facts.flag_arms.get(cache_key)
-        if moves is None:
-            moves = []
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and _places_on(node, device_name):
-                    moves.append((node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0))
-            self.facts.flag_arms[cache_key] = moves  # type: ignore[assignment]
-        return set(moves)  # type: ignore[arg-type]
+        spans = self.facts.device_spans.get(id(function))
+        if spans is None:
+            spans = self.facts.device_spans[id(function)] = _device_spans(function)
+        return spans
 
     def _host_only_branch(self, test: ast.expr) -> bool | None:
         """The branch of ``test`` that runs only where CUDA is not available (True: the true branch), or None."""
@@ -212,6 +210,37 @@ def _flag(test: ast.expr) -> tuple[str, bool] | None:
     return ".".join([test.id, *reversed(parts)]), negated
 
 
+class DeviceSpans(NamedTuple):
+    # flag -> the spans of code that run only when it is true (`if use_gpu:` bodies, `a if use_gpu else b`'s `a`)
+    flag_arms: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]
+    # device variable -> the spans (line, column, end line, end column) of the calls that place a tensor on it
+    moves_to: dict[str, set[tuple[int, int, int, int]]]
+
+
+def _device_spans(function: ast.AST) -> DeviceSpans:
+    arms: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    moves: dict[str, set[tuple[int, int, int, int]]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            flag = _flag(node.test)
+            if flag is not None:
+                arm = node.orelse if flag[1] else node.body
+                parts = arm if isinstance(arm, list) else [arm]
+                if parts:
+                    first, last = parts[0], parts[-1]
+                    span = ((first.lineno, first.col_offset), (last.end_lineno or 0, last.end_col_offset or 0))
+                    arms.setdefault(flag[0], []).append(span)
+        elif isinstance(node, ast.Call):
+            device_name = _placed_on(node)
+            if device_name is not None:
+                moves.setdefault(device_name, set()).add((node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0))
+    return DeviceSpans(arms, moves)
+
+
+def _at_risk(value: Value) -> bool:
+    return value.device in (Device.ACCELERATOR, Device.MAYBE) and value.device_origin is not None
+
+
 def _cpu_device_test(test: ast.expr) -> tuple[str, bool] | None:
     """``device == "cpu"``, ``device.type != "cpu"``: the device variable and whether the true branch is the CPU one."""
     negated = False
@@ -233,16 +262,15 @@ def _cpu_device_test(test: ast.expr) -> tuple[str, bool] | None:
     return subject.id, isinstance(test.ops[0], ast.Eq) != negated
 
 
-def _places_on(call: ast.Call, device_name: str) -> bool:
-    """``x.to(device)``, ``x.to(device, dtype)``, ``torch.zeros(3, device=device)``."""
+def _placed_on(call: ast.Call) -> str | None:
+    """``x.to(device)``, ``x.to(device, dtype)``, ``torch.zeros(3, device=device)``: the device variable, or None."""
     for keyword in call.keywords:
-        if keyword.arg == "device" and isinstance(keyword.value, ast.Name) and keyword.value.id == device_name:
-            return True
+        if keyword.arg == "device" and isinstance(keyword.value, ast.Name):
+            return keyword.value.id
     func = call.func
-    return (
-        isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and bool(call.args)
-        and isinstance(call.args[0], ast.Name) and call.args[0].id == device_name
-    )
+    if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and call.args and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
 
 
 def _within_any(where: Origin | None, arms: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
