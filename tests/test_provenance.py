@@ -16,6 +16,20 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "what_torch_from_numpy_accepted_is_an_array": """
+        import torch
+
+        def rollout(env, policy, steps):
+            states, seen = [], []
+            s = env.reset()
+            for _ in range(steps):
+                seen.append(s)  # before the check: of unknown kind on the first step
+                action = policy(torch.from_numpy(s).float())
+                states.append(s)
+                s, reward, done, info = env.step(action)
+            batch = torch.tensor(states)  # expect: TCV204
+            return batch, torch.tensor(seen)
+    """,
     "arrays_from_other_libraries": """
         import cv2
         import torch

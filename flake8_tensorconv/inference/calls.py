@@ -232,6 +232,9 @@ class CallsMixin:
         shares = None
         if name in ("from_numpy", "as_tensor", "asarray") and node.args and isinstance(node.args[0], ast.Name):
             shares = node.args[0].id
+            if name == "from_numpy" and source.kind is Kind.UNKNOWN and shares in self.state.env:
+                # `torch.from_numpy` raises TypeError on anything but an ndarray: past it, the name holds one.
+                self.state.env[shares] = ndarray()
         facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
         grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
         device_origin = origin(node) if "device" in keywords else source.device_origin

@@ -34,7 +34,8 @@ class TensorFromListOfArrays(Rule):
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
     `map(np.load, paths)`, or a list built with `.append(array)`. The arrays are
     made by NumPy, or by functions of other libraries known to return them
-    (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...).
+    (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...),
+    or values that `torch.from_numpy` accepted earlier (it raises on anything else).
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
