@@ -290,7 +290,8 @@ class SummariesMixin:
     ) -> Value:
         name = arg.arg
         is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
-        if not is_class and (self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name))):
+        used_as_model = is_model_name(name) and function is not None and _used_as_model(self.facts, function, name)
+        if not is_class and (self._annotated_module(arg.annotation) or used_as_model):
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
@@ -386,6 +387,25 @@ def caller_risk(value: Value, where: Origin) -> Value:
     if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
         return value.with_(grad=Grad.MAYBE, device=Device.MAYBE, grad_origin=where, device_origin=where)
     return value
+
+
+def _used_as_model(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``model(x)`` in the function; for a parameter of ``__init__``, also ``self.model(x)`` in its class's
+    methods when ``__init__`` stores it there (``self.model = model``)."""
+    if _called(facts, function, name):
+        return True
+    if function.name != "__init__" or not any(
+        isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name
+        and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and t.attr == name for t in node.targets)
+        for node in function.body
+    ):
+        return False
+    owner = next((cls for cls in facts.classes if function in cls.body), None)
+    return owner is not None and any(
+        method is not function and _called(facts, method, f"self.{name}")
+        for method in owner.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
 
 
 def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:

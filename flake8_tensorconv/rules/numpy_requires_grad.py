@@ -13,7 +13,9 @@ class NumpyRequiresGrad(Rule):
     it, outside a `torch.no_grad()` / `torch.inference_mode()` region. A module of
     the file that holds no parameters (derived from `nn.Module`, storing only
     settings such as `self.quants = quants`) is no grad source: its output
-    requires grad only where its inputs do.
+    requires grad only where its inputs do. A model handed to a class's
+    `__init__` and stored on `self` (`self.model = model`, then `self.model(x)`
+    in another method) is a grad source, as a layer built there is.
 
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:
