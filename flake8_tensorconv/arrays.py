@@ -54,6 +54,17 @@ _MA_PLAIN_RESULTS = frozenset(
 _VIEWS = frozenset({"asarray", "ravel", "squeeze", "transpose", "reshape", "swapaxes", "moveaxis", "atleast_1d", "expand_dims"})
 
 
+# Reductions that give a NumPy scalar, not an array, over the whole array (no axis, keepdims or out):
+# name -> where their axis is passed positionally.
+_WHOLE_ARRAY_REDUCTIONS = {
+    **dict.fromkeys(
+        "sum mean max min amax amin std var prod median average any all argmax argmin ptp nansum nanmean nanmax nanmin "
+        "nanstd nanvar nanmedian".split(),
+        1,
+    ),
+    "linalg.norm": 2,
+}
+
 # NumPy functions whose result is int64 (the default integer) when no dtype is given.
 _INT64_PRODUCERS = frozenset(
     "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
@@ -148,7 +159,23 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
         return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))
+    if name in _WHOLE_ARRAY_REDUCTIONS and _reduces_everything(node, _WHOLE_ARRAY_REDUCTIONS[name]):
+        if first is not None and first.kind is Kind.TENSOR:
+            return ndarray(dtype, facts=facts)  # np.max(t) of a tensor: not followed
+        return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
     return ndarray(dtype, facts=facts)
+
+
+def _reduces_everything(node: ast.Call, axis_position: int) -> bool:
+    """``np.max(a)``: no axis (or ``axis=None``), no ``keepdims``, no ``out`` that would keep an array."""
+    if len(node.args) > axis_position or any(isinstance(argument, ast.Starred) for argument in node.args):
+        return False
+    for keyword in node.keywords:
+        if keyword.arg is None or keyword.arg in ("keepdims", "out"):
+            return False
+        if keyword.arg == "axis" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None):
+            return False
+    return True
 
 
 def _from_data(

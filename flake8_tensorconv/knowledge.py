@@ -42,6 +42,18 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# Functions of other libraries that return NumPy arrays: qualname -> the array's dtype (None: it depends on
+# the input), or a tuple of them for a function that returns several arrays.
+ARRAY_RESULTS: dict[str, str | None | tuple[str | None, ...]] = {
+    "scipy.optimize.linear_sum_assignment": ("int64", "int64"),
+    **dict.fromkeys(
+        "cv2.imread cv2.resize cv2.cvtColor cv2.warpAffine cv2.warpPerspective cv2.flip cv2.GaussianBlur "
+        "imageio.imread imageio.v2.imread imageio.v3.imread skimage.io.imread "
+        "scipy.ndimage.zoom scipy.ndimage.rotate scipy.ndimage.gaussian_filter scipy.ndimage.shift".split()
+    ),
+}
+# Tests that are false where CUDA is not available: there, nothing is on a CUDA device.
+ACCELERATOR_CHECKS = frozenset({"torch.cuda.is_available"})
 # Classes whose instances are not torch tensors (an ``isinstance`` check against them rules a tensor out).
 NON_TENSOR_CLASSES = frozenset(
     {
@@ -137,8 +149,15 @@ OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs"
 OUTPUT_DOC_WORDS = re.compile(
     r"logits|outputs? of (?:the|a) (?:model|network|net|policy|critic|actor)"
     r"|(?:model|network|policy|critic|actor|inference)(?:'s)? outputs?"
-    r"|predictions|embeddings|value estimat|estimated? (?:by|from) (?:the|a) (?:model|network|policy|critic)|log[- ]?probabilit",
+    r"|predictions|embeddings|value estimat|estimated? (?:by|from) (?:the|a) (?:model|network|policy|critic)|log[- ]?probabilit"
+    r"|estimat\w*\b[^.;]{0,60}?\b(?:model|network|policy|critic)\b",
     re.IGNORECASE,
+)
+# Where a parameter's docstring entry starts: `name:`, `name (Tensor):`, `name : Tensor` (NumPy), `:param name:`, `@param name`.
+PARAMETER_ENTRY = re.compile(r"(?::param(?:\s+[\w\[\], .]+?)?\s+|@param\s+)?(?P<name>\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:(?!:)")
+# Words after which an entry describes what the value relates to (`IoU values for ground truth and predictions`).
+RELATION_WORDS = re.compile(
+    r"\b(?:for|between|against|versus|vs\.?|compared (?:to|with)|corresponding to|with respect to|w\.r\.t\.)\s", re.IGNORECASE
 )
 # Methods that a framework calls (nn.Module.__call__, Lightning, Gym): their callers are never all in sight.
 CALLED_BY_FRAMEWORKS = frozenset(

@@ -69,6 +69,7 @@ class Fact(str, enum.Enum):
     # other values
     FOREIGN = "foreign"  # a value of another array or data library (TensorFlow, JAX, PIL, pandas...)
     DISTRIBUTION = "distribution"  # a torch.distributions object
+    ACCELERATOR_CHECK = "accelerator-check"  # torch.cuda.is_available(): false only where nothing can be on a GPU
     # refinement only: a guard says the value is not a torch tensor
     NOT_TENSOR = "not-tensor"
 

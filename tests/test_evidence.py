@@ -50,6 +50,22 @@ def test_device_evidence_names_the_move():
     assert [r.message for r in finding.related] == ["may be on a GPU: `t.to(device)`"]
 
 
+def test_indices_and_integer_results_keep_the_evidence_of_their_source():
+    findings = _lint(
+        """
+        import torch
+
+        def rank(device):
+            t = torch.ones(3).to(device)
+            values, order = torch.sort(t)
+            best = torch.argmax(t)
+            return order.numpy(), best.numpy()
+        """
+    )
+    assert [f.code for f in findings] == ["TCV102", "TCV102"]
+    assert all(f.message.endswith("comes from `torch.ones(3).to(device)` on line 4, which may be a GPU)") for f in findings)
+
+
 def test_a_parameter_with_evidence_names_its_callers():
     (finding,) = _lint(
         """

@@ -16,6 +16,123 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "what_torch_from_numpy_accepted_is_an_array": """
+        import torch
+
+        def rollout(env, policy, steps):
+            states, seen = [], []
+            s = env.reset()
+            for _ in range(steps):
+                seen.append(s)  # before the check: of unknown kind on the first step
+                action = policy(torch.from_numpy(s).float())
+                states.append(s)
+                s, reward, done, info = env.step(action)
+            batch = torch.tensor(states)  # expect: TCV204
+            return batch, torch.tensor(seen)
+    """,
+    "arrays_from_other_libraries": """
+        import cv2
+        import torch
+        from scipy.optimize import linear_sum_assignment
+
+        def match(costs, paths):
+            order = torch.tensor([linear_sum_assignment(cost)[1] for cost in costs])  # expect: TCV204
+            images = torch.tensor([cv2.imread(path) for path in paths])  # expect: TCV204
+            return order, images
+    """,
+    "docstring_entry_of_the_parameter_decides": """
+        import torch
+
+        def match(pred_classes: torch.Tensor, iou: torch.Tensor, value: torch.Tensor):
+            \"\"\"Match predictions to targets.
+
+            Args:
+                pred_classes (torch.Tensor): Predicted class indices.
+                iou (torch.Tensor): The pairwise IoU values for ground truth (rows) and predictions
+                    (columns).
+                value (torch.Tensor): estimated value of the current state
+                    following the current policy.
+            \"\"\"
+            return iou.numpy(), value.numpy()  # expect: TCV101, TCV102
+    """,
+    "module_class_that_stores_a_given_module_or_a_layer_holds_parameters": """
+        import torch
+        from torch import nn
+
+        class Wrap(nn.Module):
+            def __init__(self, inner, scale=2.0):
+                super().__init__()
+                self.inner = inner
+                self.scale = scale
+
+            def forward(self, x):
+                return self.inner(x) * self.scale
+
+        class Scale(nn.Module):
+            def __init__(self, scale=2.0):
+                super().__init__()
+                self.scale = scale
+                self.register_parameter("bias", nn.Parameter(torch.zeros(1)))
+
+        class Free(nn.Module):
+            def __init__(self, scale=2.0):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return x * self.scale
+
+        x = torch.ones(3)
+        a = Wrap(nn.Linear(3, 3))(x).numpy()  # expect: TCV101
+        b = Scale()(x).numpy()  # expect: TCV101
+        c = Free()(x).numpy()
+        d = Free()(nn.Linear(3, 3)(x)).numpy()  # expect: TCV101
+    """,
+    # Round 3: a `.numpy()` on the branch where the tensor cannot be on a GPU.
+    "flag_that_guards_the_moves_is_off": """
+        import torch
+
+        def run(x, model, on_gpu):
+            if on_gpu:
+                x = x.cuda()
+            y = torch.relu(x)
+            cpu_side = y.numpy() if not on_gpu else y.cpu().numpy()
+            return y.numpy()  # expect: TCV102
+    """,
+    "moves_guarded_by_another_flag_still_count": """
+        import torch
+
+        def run(x, on_gpu, verbose):
+            if on_gpu:
+                x = x.cuda()
+            y = torch.relu(x)
+            if not verbose:
+                return y.numpy()  # expect: TCV102
+    """,
+    "cuda_is_not_available_on_this_branch": """
+        import torch
+
+        device = torch.device("cuda")
+        x = torch.ones(3, device=device)
+        if not torch.cuda.is_available():
+            print(x.numpy())
+        gpu = torch.cuda.is_available()
+        print(x.numpy() if not gpu else x.cpu().numpy())
+        print(x.numpy())  # expect: TCV102
+    """,
+    "moved_to_a_device_that_is_the_cpu_here": """
+        import torch
+
+        def run(x, device):
+            y = torch.relu(x.to(device))
+            z = torch.zeros(3, device=device)
+            if device == "cpu":
+                print(y.numpy(), z.numpy())
+            if device.type != "cpu":
+                y = y.cpu()
+            print(y.numpy())
+            print(z.numpy())  # expect: TCV102
+    """,
     "caller_supplied_tensor": """
         import torch
 

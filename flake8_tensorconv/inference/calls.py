@@ -138,8 +138,10 @@ class CallsMixin:
         if qualname in K.LEGACY_CONSTRUCTORS:
             return self._legacy_constructor(qualname, node, args, keywords)
         if qualname in K.TORCH_INTEGER_RESULTS:
-            devices = [a.device for a in args if a.kind is Kind.TENSOR]
-            return tensor(Grad.NO, any_device(devices) if devices else self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+            tensors = [a for a in args if a.kind is Kind.TENSOR]
+            if tensors:
+                return tensor(Grad.NO, any_device([a.device for a in tensors]), K.TORCH_INTEGER_RESULTS[qualname], device_origin=device_origin_of(tensors))
+            return tensor(Grad.NO, self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
         if qualname in K.TORCH_DTYPE_RESULTS:
             return Value(kind=Kind.DTYPE, grad=Grad.NO)
         if qualname == "torch.load":
@@ -156,6 +158,8 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.ACCELERATOR_CHECKS:
+            return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
         if qualname in K.PICKS_FROM_SEQUENCE and args:
             item = element_of(args[0])
             return item if qualname in K.PICKS_ONE else Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item)
@@ -181,6 +185,11 @@ class CallsMixin:
             return UNKNOWN
         if qualname.startswith("numpy."):
             return self._numpy_call(qualname, node, args, keywords)
+        if qualname in K.ARRAY_RESULTS:
+            result = K.ARRAY_RESULTS[qualname]
+            if isinstance(result, tuple):
+                return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(ndarray(dtype) for dtype in result))
+            return ndarray(result)
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
@@ -223,6 +232,9 @@ class CallsMixin:
         shares = None
         if name in ("from_numpy", "as_tensor", "asarray") and node.args and isinstance(node.args[0], ast.Name):
             shares = node.args[0].id
+            if name == "from_numpy" and source.kind is Kind.UNKNOWN and shares in self.state.env:
+                # `torch.from_numpy` raises TypeError on anything but an ndarray: past it, the name holds one.
+                self.state.env[shares] = ndarray()
         facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
         grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
         device_origin = origin(node) if "device" in keywords else source.device_origin
@@ -237,12 +249,12 @@ class CallsMixin:
     def _values_indices(self, source: Value) -> Value:
         origins = {"grad_origin": source.grad_origin, "device_origin": source.device_origin}
         values = tensor(source.grad, source.device, source.dtype, **origins) if source.kind is Kind.TENSOR else Value(device=source.device)
-        indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64")
+        indices = tensor(Grad.NO, source.device if source.kind is Kind.TENSOR else Device.UNKNOWN, "int64", device_origin=source.device_origin)
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(values, indices), fields=(("values", values), ("indices", indices)))
 
     def _unique(self, source: Value, node: ast.Call) -> Value:
         """``t.unique(return_counts=True)``: the values as ``t`` (grad kept), then int64 inverse and counts."""
-        counts = tensor(Grad.NO, source.device, "int64")
+        counts = tensor(Grad.NO, source.device, "int64", device_origin=source.device_origin)
         extra = tuple(counts for flag in ("return_inverse", "return_counts") if literal_bool(kwarg(node, flag)))
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(source, *extra))
 

@@ -7,12 +7,15 @@ import bisect
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.values import (
     Value,
 )
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.guards import DeviceSpans
 
 _T = TypeVar("_T")
 
@@ -103,6 +106,8 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
+        self.device_spans: dict[int, DeviceSpans] = {}
         self._line_starts: list[int] | None = None
         self._filled_on_self: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
@@ -113,6 +118,8 @@ class FileFacts:
         # Every class statement of the file, nested ones included.
         self.classes: list[ast.ClassDef] = []
         self.module_classes: set[str] = set()
+        # nn.Module subclasses of the file that hold no parameters (worked out when first instantiated).
+        self.parameter_free_classes: dict[str, bool] = {}
         # Classes of this file whose instances are plain objects: no base that may be a tensor or a module.
         self.plain_classes: set[str] = set()
         # LightningModule subclasses: their evaluation hooks run with grad disabled.

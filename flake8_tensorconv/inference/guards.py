@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import (
@@ -17,6 +18,7 @@ from flake8_tensorconv.values import (
     Fact,
     Grad,
     Kind,
+    Origin,
     Value,
     ndarray,
 )
@@ -48,7 +50,65 @@ class GuardsMixin:
                 true_env[name] = _refined(true_env.get(name, UNKNOWN), when_true)
             if when_false is not None:
                 false_env[name] = _refined(false_env.get(name, UNKNOWN), when_false)
+        host_branch = self._host_only_branch(test)
+        if host_branch is not None:
+            _on_host(true_env if host_branch else false_env, lambda value: True)
+        flag = _flag(test)
+        placement = _cpu_device_test(test) if flag is None else None
+        if (flag is not None or placement is not None) and any(_at_risk(value) for value in self.state.env.values()):
+            spans = self._device_spans()
+            if flag is not None and flag[0] in spans.flag_arms:
+                # `if use_gpu: x = x.cuda()` ... `x.numpy() if not use_gpu else ...`: where the flag is off,
+                # no move it guards has run.
+                arms = spans.flag_arms[flag[0]]
+                _on_host(true_env if flag[1] else false_env, lambda value: _within_any(value.device_origin, arms))
+            if placement is not None and placement[0] in spans.moves_to:
+                # `if device != "cpu": x = x.cpu()` ... `x.numpy()`: where `device` is the CPU, so is what was moved to it.
+                moves = spans.moves_to[placement[0]]
+                _on_host(
+                    true_env if placement[1] else false_env,
+                    lambda value: value.device_origin is not None and value.device_origin[:4] in moves,
+                )
         return true_env, false_env
+
+    def _device_spans(self) -> DeviceSpans:
+        """Where the function being walked runs code only when a flag is true, and where it places tensors on a
+        device held in a variable (one walk per function, kept for the file)."""
+        function = self.state.function if self.state.function is not None else self.facts.tree
+        spans = self.facts.device_spans.get(id(function))
+        if spans is None:
+            spans = self.facts.device_spans[id(function)] = _device_spans(function)
+        return spans
+
+    def _host_only_branch(self, test: ast.expr) -> bool | None:
+        """The branch of ``test`` that runs only where CUDA is not available (True: the true branch), or None."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._host_only_branch(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Call) and not test.args and self.facts.qualname(test.func) in K.ACCELERATOR_CHECKS:
+            return False
+        if isinstance(test, ast.Name) and Fact.ACCELERATOR_CHECK in self.state.env.get(test.id, UNKNOWN).facts:
+            return False
+        return None
+
+    def _flag_arms(self, key: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """The spans of code in the function being walked that run only when the flag ``key`` is true."""
+        function = self.state.function if self.state.function is not None else self.facts.tree
+        cache_key = (id(function), key)
+        arms = self.facts.flag_arms.get(cache_key)
+        if arms is None:
+            arms = []
+            for node in ast.walk(function):
+                if isinstance(node, (ast.If, ast.IfExp)):
+                    flag = _flag(node.test)
+                    if flag is None or flag[0] != key:
+                        continue
+                    arm = node.orelse if flag[1] else node.body
+                    parts = arm if isinstance(arm, list) else [arm]
+                    if parts:
+                        arms.append(((parts[0].lineno, parts[0].col_offset), (parts[-1].end_lineno or 0, parts[-1].end_col_offset or 0)))
+            self.facts.flag_arms[cache_key] = arms
+        return arms
 
     def _guard_facts(self, test: ast.expr) -> Iterator[tuple[str, dict[str, object] | None, dict[str, object] | None]]:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -134,6 +194,96 @@ class GuardsMixin:
         if qualname is not None:
             return qualname in K.NON_TENSOR_CLASSES
         return isinstance(node, ast.Name) and node.id in K.NON_TENSOR_BUILTINS and node.id not in self.state.env
+
+
+def _flag(test: ast.expr) -> tuple[str, bool] | None:
+    """``use_gpu``, ``not self.cuda``: the flag a test reads (a name or attribute chain) and whether it is negated."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negated, test = not negated, test.operand
+    parts = []
+    while isinstance(test, ast.Attribute):
+        parts.append(test.attr)
+        test = test.value
+    if not isinstance(test, ast.Name):
+        return None
+    return ".".join([test.id, *reversed(parts)]), negated
+
+
+class DeviceSpans(NamedTuple):
+    # flag -> the spans of code that run only when it is true (`if use_gpu:` bodies, `a if use_gpu else b`'s `a`)
+    flag_arms: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]
+    # device variable -> the spans (line, column, end line, end column) of the calls that place a tensor on it
+    moves_to: dict[str, set[tuple[int, int, int, int]]]
+
+
+def _device_spans(function: ast.AST) -> DeviceSpans:
+    arms: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    moves: dict[str, set[tuple[int, int, int, int]]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            flag = _flag(node.test)
+            if flag is not None:
+                arm = node.orelse if flag[1] else node.body
+                parts = arm if isinstance(arm, list) else [arm]
+                if parts:
+                    first, last = parts[0], parts[-1]
+                    span = ((first.lineno, first.col_offset), (last.end_lineno or 0, last.end_col_offset or 0))
+                    arms.setdefault(flag[0], []).append(span)
+        elif isinstance(node, ast.Call):
+            device_name = _placed_on(node)
+            if device_name is not None:
+                moves.setdefault(device_name, set()).add((node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0))
+    return DeviceSpans(arms, moves)
+
+
+def _at_risk(value: Value) -> bool:
+    return value.device in (Device.ACCELERATOR, Device.MAYBE) and value.device_origin is not None
+
+
+def _cpu_device_test(test: ast.expr) -> tuple[str, bool] | None:
+    """``device == "cpu"``, ``device.type != "cpu"``: the device variable and whether the true branch is the CPU one."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negated, test = not negated, test.operand
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    subject, other = test.left, test.comparators[0]
+    if isinstance(subject, ast.Constant):
+        subject, other = other, subject
+    if not (isinstance(other, ast.Constant) and other.value == "cpu"):
+        return None
+    if isinstance(subject, ast.Attribute) and subject.attr == "type":
+        subject = subject.value
+    elif isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id == "str" and len(subject.args) == 1:
+        subject = subject.args[0]
+    if not isinstance(subject, ast.Name):
+        return None
+    return subject.id, isinstance(test.ops[0], ast.Eq) != negated
+
+
+def _placed_on(call: ast.Call) -> str | None:
+    """``x.to(device)``, ``x.to(device, dtype)``, ``torch.zeros(3, device=device)``: the device variable, or None."""
+    for keyword in call.keywords:
+        if keyword.arg == "device" and isinstance(keyword.value, ast.Name):
+            return keyword.value.id
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and call.args and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
+
+
+def _within_any(where: Origin | None, arms: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    if where is None:
+        return False
+    return any(first <= (where.line, where.column) and (where.end_line, where.end_column) <= last for first, last in arms)
+
+
+def _on_host(env: Env, applies: Callable[[Value], bool]) -> None:
+    """Values of ``env`` that ``applies`` to are on the CPU: in a branch where they cannot be on a GPU."""
+    for name, value in env.items():
+        if value.device in (Device.ACCELERATOR, Device.MAYBE) and applies(value):
+            env[name] = value.with_(device=Device.CPU, device_origin=None)
 
 
 def _refined(value: Value, changes: dict[str, object]) -> Value:

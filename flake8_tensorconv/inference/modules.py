@@ -41,8 +41,12 @@ class ModulesMixin:
 
     def _file_module_instance(self, class_name: str) -> Value:
         """An instance of an nn.Module subclass of this file."""
+        known = self.facts.parameter_free_classes
+        if class_name not in known:
+            known[class_name] = holds_no_parameters(class_name, self.facts)
+        facts = frozenset() if known[class_name] else frozenset({Fact.PARAMETRIZED})
         # Its layers are built in the default dtype unless the class says otherwise (rules look at the class).
-        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=frozenset({Fact.PARAMETRIZED}), instance_of=class_name)
+        return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=facts, instance_of=class_name)
 
     def _module_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if name in K.MODULE_RETURNING_ITSELF:
@@ -114,3 +118,74 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                 if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES):
                     attributes[target] = join(attributes[target], value) if target in attributes else value
     return attributes
+
+
+# Calls that give a module parameters or submodules other than by `self.x = ...`.
+_REGISTERS = frozenset({"register_parameter", "add_module", "register_module", "setattr", "__setattr__", "load_state_dict"})
+
+
+def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
+    """An nn.Module subclass of the file, defined once, derived from ``nn.Module`` itself, that stores only
+    settings on ``self`` (literals, and parameters of its methods whose defaults are literals): it has no
+    parameters, so what it computes requires grad only where its inputs do (a dequantisation, a fixed transform).
+    """
+    classes = [node for node in facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+    if len(classes) != 1 or not classes[0].bases:
+        return False
+    cls = classes[0]
+    if any(facts.qualname(base) != "torch.nn.Module" for base in cls.bases) or cls.keywords or cls.decorator_list:
+        return False
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not _stores_only_settings(statement):
+                return False
+        elif not (isinstance(statement, (ast.Pass, ast.Expr)) and (isinstance(statement, ast.Pass) or _setting(statement.value, {}))):
+            if not (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None and _setting(statement.value, {})):
+                return False
+    return True
+
+
+def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    args = method.args
+    positional = [*args.posonlyargs, *args.args]
+    literal_defaults = {
+        arg.arg
+        for arg, default in [
+            *zip(positional[len(positional) - len(args.defaults):], args.defaults),
+            *zip(args.kwonlyargs, args.kw_defaults),
+        ]
+        if default is not None and _setting(default, {})
+    }
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _REGISTERS or name == "Parameter" or name.endswith(("ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict")):
+                return False
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    value = getattr(node, "value", None)
+                    if value is None or not _setting(value, literal_defaults):
+                        return False
+    return True
+
+
+def _setting(node: ast.expr, literal_parameters: set[str]) -> bool:
+    """A literal, or arithmetic on literals and on parameters whose defaults are literals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in literal_parameters
+    if isinstance(node, ast.UnaryOp):
+        return _setting(node.operand, literal_parameters)
+    if isinstance(node, ast.BinOp):
+        return _setting(node.left, literal_parameters) and _setting(node.right, literal_parameters)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_setting(element, literal_parameters) for element in node.elts)
+    return False

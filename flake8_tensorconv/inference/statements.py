@@ -27,6 +27,9 @@ from flake8_tensorconv.values import (
     join_envs,
 )
 
+# Statements that bind nothing unless they complete.
+_SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass)
+
 
 class StatementsMixin:
     def walk_module(self) -> None:
@@ -262,13 +265,19 @@ class StatementsMixin:
     stmt_AsyncWith = stmt_With
 
     def stmt_Try(self, node: ast.Try) -> None:
-        before = self.state.env
-        self.walk_body(node.body)
-        after_body = self.state.env
+        # A handler runs after a statement of the body raised: it sees what was bound before that
+        # statement, not what the statement would have bound (`q = f(q)` that raised leaves `q` as it was).
+        # A compound statement may have raised after binding some names inside it.
+        raised_in = self.state.env
+        for statement in node.body:
+            raised_in = join_envs(raised_in, self.state.env)
+            self.walk_statement(statement)
+            if not isinstance(statement, _SIMPLE_STATEMENTS):
+                raised_in = join_envs(raised_in, self.state.env)
         self.walk_body(node.orelse)
         merged = self.state.env
         for handler in node.handlers:
-            self.state.env = join_envs(before, after_body)
+            self.state.env = dict(raised_in)
             if handler.type is not None:
                 self.eval(handler.type)
             if handler.name:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of
+from flake8_tensorconv.inference.support import element_of, is_staticmethod
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
     """Parameter name -> what the call passes (a missing argument: its default, unknown unless a literal)."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
-    if site.bound:
+    if site.bound and not is_staticmethod(function):
         positional = positional[1:]
     call = site.call
     passed: dict[str, Value] = {}
@@ -178,11 +179,37 @@ def is_output_name(name: str) -> bool:
 
 
 def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """The docstring describes parameter ``name`` as a model's output (``logits: ...``, ``preds: output of the model``)."""
-    docstring = ast.get_docstring(function, clean=False)
+    """The first sentence of the docstring's entry for parameter ``name`` describes it as a model's output
+    (``logits: ...``, ``preds: output of the model``). What the entry relates the value to (``IoU values for
+    ground truth and predictions``, ``targets for the logits``) and what later sentences say (``If unset,
+    predictions will not be resized``) describe other values, not this one."""
+    docstring = ast.get_docstring(function, clean=True)
     if not docstring or name not in docstring:
         return False
-    return any(_word_offsets(line, name) and K.OUTPUT_DOC_WORDS.search(line) for line in docstring.splitlines())
+    entry = _parameter_entry(docstring.splitlines(), name)
+    if entry is None:
+        return False
+    first_sentence = re.split(r"\.(?:\s|$)", entry, maxsplit=1)[0]
+    own = K.RELATION_WORDS.split(first_sentence, maxsplit=1)[0]
+    return K.OUTPUT_DOC_WORDS.search(own) is not None
+
+
+def _parameter_entry(lines: list[str], name: str) -> str | None:
+    """The text of the docstring's entry for ``name`` (Google, NumPy, Sphinx or Epydoc style, with its continuation lines)."""
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        match = K.PARAMETER_ENTRY.match(stripped)
+        if match is None or match.group("name").lstrip("*") != name:
+            continue
+        indent = len(line) - len(line.lstrip())
+        parts = [stripped[match.end():].strip()]
+        for following in lines[index + 1:]:
+            text = following.strip()
+            if not text or len(following) - len(following.lstrip()) <= indent or K.PARAMETER_ENTRY.match(text):
+                break
+            parts.append(text)
+        return " ".join(part for part in parts if part)
+    return None
 
 
 def model_parameter() -> Value:
@@ -263,7 +290,8 @@ class SummariesMixin:
     ) -> Value:
         name = arg.arg
         is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
-        if not is_class and (self._annotated_module(arg.annotation) or (is_model_name(name) and function is not None and _called(self.facts, function, name))):
+        used_as_model = is_model_name(name) and function is not None and _used_as_model(self.facts, function, name)
+        if not is_class and (self._annotated_module(arg.annotation) or used_as_model):
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
@@ -359,6 +387,25 @@ def caller_risk(value: Value, where: Origin) -> Value:
     if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
         return value.with_(grad=Grad.MAYBE, device=Device.MAYBE, grad_origin=where, device_origin=where)
     return value
+
+
+def _used_as_model(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``model(x)`` in the function; for a parameter of ``__init__``, also ``self.model(x)`` in its class's
+    methods when ``__init__`` stores it there (``self.model = model``)."""
+    if _called(facts, function, name):
+        return True
+    if function.name != "__init__" or not any(
+        isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name
+        and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and t.attr == name for t in node.targets)
+        for node in function.body
+    ):
+        return False
+    owner = next((cls for cls in facts.classes if function in cls.body), None)
+    return owner is not None and any(
+        method is not function and _called(facts, method, f"self.{name}")
+        for method in owner.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
 
 
 def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:

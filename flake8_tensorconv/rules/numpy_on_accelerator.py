@@ -11,7 +11,11 @@ class NumpyOnAccelerator(Rule):
     ## What it does
     Flags `.numpy()` on a tensor that may live on a GPU (moved with `.cuda()`,
     `.to(device)`, created with `device=...`, or of unknown placement) with no
-    `.cpu()` before it.
+    `.cpu()` before it. A branch where it cannot be on a GPU is left alone:
+    where `torch.cuda.is_available()` (or a name bound to it) is false, where
+    the flag that guards every move to the GPU is off (`if use_gpu: x =
+    x.cuda()` ... `x.numpy() if not use_gpu else x.cpu().numpy()`), and where
+    the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`).
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises

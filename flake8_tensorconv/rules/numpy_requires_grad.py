@@ -10,7 +10,12 @@ class NumpyRequiresGrad(Rule):
     """
     ## What it does
     Flags `.numpy()` on a tensor that may require grad, with no `.detach()` before
-    it, outside a `torch.no_grad()` / `torch.inference_mode()` region.
+    it, outside a `torch.no_grad()` / `torch.inference_mode()` region. A module of
+    the file that holds no parameters (derived from `nn.Module`, storing only
+    settings such as `self.quants = quants`) is no grad source: its output
+    requires grad only where its inputs do. A model handed to a class's
+    `__init__` and stored on `self` (`self.model = model`, then `self.model(x)`
+    in another method) is a grad source, as a layer built there is.
 
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:

@@ -18,7 +18,9 @@ class TensorCopyConstruct(Rule):
     """
     ## What it does
     Flags `torch.tensor(t)` where `t` is already a tensor, also with
-    `requires_grad=`, `dtype=` or `device=`.
+    `requires_grad=`, `dtype=` or `device=`. A parameter annotated `Tensor`
+    whose callers are all in the file, none of them seen passing a tensor,
+    is not reported: the callers say what comes in, not the annotation.
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it
@@ -72,6 +74,8 @@ class TensorCopyConstruct(Rule):
             return  # `frame.values`, `result.scores`: an attribute a tensor does not have
         if isinstance(source, ast.Name) and _declared_as_maybe_not_tensor(source.id, node, ctx):
             return
+        if isinstance(source, ast.Name) and _callers_pass_no_tensor(source.id, node, ctx):
+            return
         ctx.report(self, node, fix=self._fix(node, source, ctx))
 
     def _fix(self, node: ast.Call, source: ast.expr, ctx: Context) -> Fix | None:
@@ -90,6 +94,23 @@ class TensorCopyConstruct(Rule):
         # A parameter known as a tensor only from its annotation may be an int at run time.
         applicability = Applicability.UNSAFE if only_declared(source, ctx) else Applicability.SAFE
         return make_fix(applicability, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
+
+
+def _callers_pass_no_tensor(name: str, call: ast.Call, ctx: Context) -> bool:
+    """``name`` is a parameter, not rebound before ``call``, whose every caller is in the file, and none
+    is seen passing a tensor.
+
+    Then the callers, not a `Tensor` annotation, say what comes in (`torch.tensor(mean)` of a
+    config's list of floats, annotated `Tensor`).
+    """
+    summary = ctx.facts.caller_summaries.get(id(ctx.state.function))
+    arguments = getattr(summary, "arguments", None)
+    if arguments is None or name not in arguments or arguments[name].kind is Kind.TENSOR or not ctx.scope.is_parameter(name):
+        return False
+    scope = ctx.scope
+    own = {binding.position for binding in scope.bindings.get(name, ()) if binding.value is not None and _within(call, binding.value)}
+    at = (call.lineno, call.col_offset)
+    return not any((store.lineno, store.col_offset) < at and (store.lineno, store.col_offset) not in own for store in scope.stores(name))
 
 
 def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bool:

@@ -32,7 +32,10 @@ class TensorFromListOfArrays(Rule):
     legacy constructors `torch.Tensor`, `torch.FloatTensor`...) where `items` is a
     list of NumPy arrays: a list display or comprehension of arrays (nested ones
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
-    `map(np.load, paths)`, or a list built with `.append(array)`.
+    `map(np.load, paths)`, or a list built with `.append(array)`. The arrays are
+    made by NumPy, or by functions of other libraries known to return them
+    (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...),
+    or values that `torch.from_numpy` accepted earlier (it raises on anything else).
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
@@ -74,7 +77,8 @@ class TensorFromListOfArrays(Rule):
     Lists the linter cannot see into (filled by another function, `list(x)` of
     a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
-    warning. A list of 0-d arrays is reported: `torch.tensor` raises
+    warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
+    without an axis): NumPy scalars too. A list of 0-d arrays is reported: `torch.tensor` raises
     `TypeError: len() of unsized object` on it, and the fix makes it work.
     """
 
