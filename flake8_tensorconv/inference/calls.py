@@ -128,7 +128,9 @@ class CallsMixin:
             source = args[0] if args else UNKNOWN
             requires_grad = literal_bool(kwarg(node, "requires_grad")) if "requires_grad" in keywords else False
             grad = Grad.UNKNOWN if requires_grad is None else Grad.YES if requires_grad else Grad.NO
-            return tensor(grad, source.device, source.dtype, grad_origin=origin(node) if requires_grad else None, device_origin=source.device_origin)
+            leaf = frozenset({Fact.LEAF}) if requires_grad else frozenset()
+            grad_origin = origin(node) if requires_grad else None
+            return tensor(grad, source.device, source.dtype, facts=leaf, grad_origin=grad_origin, device_origin=source.device_origin)
         if qualname == "torch.device":
             return Value(kind=Kind.DEVICE, grad=Grad.NO, device=device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
         if qualname in K.TORCH_CONJ_VIEWS and args:
@@ -223,7 +225,7 @@ class CallsMixin:
         shares = None
         if name in ("from_numpy", "as_tensor", "asarray") and node.args and isinstance(node.args[0], ast.Name):
             shares = node.args[0].id
-        facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
+        facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset({Fact.LEAF}) if grad is Grad.YES else frozenset()
         grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
         device_origin = origin(node) if "device" in keywords else source.device_origin
         return tensor(grad, device, dtype, shares_with=shares, facts=facts, grad_origin=grad_origin, device_origin=device_origin)

@@ -116,7 +116,7 @@ class ExpressionsMixin:
             return UNKNOWN if known is None else known
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
-            return tensor(Grad.YES, device, receiver.dtype, grad_origin=origin(node), device_origin=receiver.device_origin)
+            return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)
         if receiver.kind is Kind.TENSOR:
             if name in ("data", "grad"):
                 return receiver.with_(grad=Grad.NO, elements=None, element=None, fields=())
