@@ -20,6 +20,7 @@ from flake8_tensorconv.inference.support import (
     union_members,
 )
 from flake8_tensorconv.values import (
+    INTEGER_DTYPES,
     NUMBER,
     OTHER,
     UNKNOWN,
@@ -340,6 +341,10 @@ class ExpressionsMixin:
         qualname = self.facts.qualname(annotation)
         if qualname in K.TENSOR_CLASSES:
             return Value(kind=Kind.TENSOR)
+        legacy_dtype = K.LEGACY_CONSTRUCTORS.get(qualname or "")
+        if legacy_dtype in INTEGER_DTYPES:
+            # `ids: torch.LongTensor`: an integer tensor, which cannot require grad.
+            return tensor(Grad.NO, Device.UNKNOWN, legacy_dtype)
         if qualname in K.NDARRAY_CLASSES:
             return ndarray()
         array_qualname = self.facts.qualname(annotation.value) if isinstance(annotation, ast.Subscript) else qualname
