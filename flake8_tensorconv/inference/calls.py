@@ -332,7 +332,8 @@ class CallsMixin:
             if kw is not None:
                 literal = literal_bool(kw)
             grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)
-            return plain.with_(grad=grad, grad_origin=origin(node) if grad is Grad.YES else None)
+            leaf = plain.facts | {Fact.LEAF} if grad is Grad.YES else plain.facts  # `t.requires_grad_()` makes a leaf require grad
+            return plain.with_(grad=grad, facts=leaf, grad_origin=origin(node) if grad is Grad.YES else None)
         if name in K.VALUES_INDICES_METHODS or (name in K.VALUES_INDICES_WITH_DIM and (args or keywords)):
             return self._values_indices(plain)
         if name in K.UNIQUE_METHODS and any(literal_bool(kwarg(node, flag)) for flag in ("return_inverse", "return_counts")):

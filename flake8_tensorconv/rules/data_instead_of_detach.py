@@ -8,7 +8,7 @@ from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -24,6 +24,8 @@ _ALWAYS_COPY = frozenset({"clone", "item", "tolist", "new_tensor", "new_zeros", 
 _CASTS = {**K.FLOAT_METHODS, "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool"}
 # Methods that reshape a tensor (or an array) without changing what it is.
 _RESHAPES = frozenset({"view", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "contiguous"})
+# How parameters are named (besides "param"): a write into one through `.data` is an update.
+_PARAMETER_NAME_ENDINGS = ("weight", "weights", "bias")
 # Builtins whose result is a Python value (or that only read their argument): no tensor leaves.
 _PYTHON_VALUE_BUILTINS = frozenset(
     "float int bool complex str repr len round format hash id isinstance type print abs".split()
@@ -59,16 +61,19 @@ class DataInsteadOfDetach(Rule):
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, the items of a hook's saved `self.gradients`), a
-    buffer, an integer tensor or a value made under `no_grad`, and not an
-    object of a class the file defines or imports from its own package that has
-    its own `data`.
+    buffer, an integer tensor, a data loader's batch or a value made under
+    `no_grad`. Where the kind of `x` is unknown, a torch-only method right after
+    `.data` (`x.data.cpu()`, not `x.data[0].numpy()`) is the evidence, and no
+    class of the file, or imported from its own package, may have its own `data`.
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
-      `requires_grad=True`) such as an optimizer's step, clipping, an EMA copy or
-      init, unless a backward follows in the same function; new storage for a
-      parameter (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
+      `requires_grad=True`, a value named as a parameter) such as an optimizer's
+      step, clipping, an EMA copy or init, unless the leaf was used before the
+      write and a backward follows it in the same function (a graph built from
+      the old value then runs on the new one); new storage for a parameter
+      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
@@ -123,7 +128,7 @@ class DataInsteadOfDetach(Rule):
     def visit_Attribute(self, node: ast.Attribute, ctx: Context) -> None:
         if node.attr != "data" or not isinstance(node.ctx, ast.Load):
             return
-        use, after = self._use(node, ctx)
+        use, after, direct = self._use(node, ctx)
         if use in (_Use.COPIED, _Use.PARAMETER) or (use is _Use.KEPT and after not in _TORCH_CHAIN):
             return  # a plain `x.data` that is only read (handed on, returned, bound) hides no write
         if after == "detach" and use is not _Use.WRITTEN:
@@ -137,22 +142,23 @@ class DataInsteadOfDetach(Rule):
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
             # an EMA copy, init); the write hides something only from a graph that saved the
             # computed tensor, or from a backward that follows in the same code.
-            leaf = Fact.PARAMETER in value.facts or Fact.LEAF in value.facts
-            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (leaf and not self._backward_follows(node, ctx)):
+            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
                 return
             ctx.report(self, node, self.in_place_message, self._fix(node, ctx, Applicability.UNSAFE))
             return
-        if not known and not (after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
+        if not known and not (direct and after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
             return
         safe = known and not only_declared(receiver, ctx)
         ctx.report(self, node, self.message, self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE))
 
-    def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None]:
-        """What becomes of ``x.data`` (followed through views and containers), and the method called on it first."""
+    def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
+        """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
+        and whether that method is called on ``x.data`` itself (not on an item of it)."""
         if self._parents is None:
             self._parents = {id(child): parent for parent in ast.walk(ctx.facts.tree) for child in ast.iter_child_nodes(parent)}
         parents = self._parents
         first: str | None = None
+        direct = False
         node: ast.AST = data
         source_dtype = ctx.value(data.value).dtype
         while True:
@@ -161,53 +167,54 @@ class DataInsteadOfDetach(Rule):
                 call = parents.get(id(parent))
                 if not (isinstance(call, ast.Call) and call.func is parent):
                     if parent.attr not in K.ALIASING_ATTRIBUTES:
-                        return _Use.COPIED, first  # `.shape`, `.dtype`, `.device`...
+                        return _Use.COPIED, first, direct  # `.shape`, `.dtype`, `.device`...
                     node = parent
                     continue
                 method = parent.attr
-                first = first or method
+                if first is None:
+                    first, direct = method, node is data
                 if method == "numpy":
-                    return _Use.NUMPY, first
+                    return _Use.NUMPY, first, direct
                 if _is_in_place(method):
-                    return _Use.WRITTEN, first
+                    return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
-                    return _Use.COPIED, first  # a copy, a reduction, arithmetic...
+                    return _Use.COPIED, first, direct  # a copy, a reduction, arithmetic...
                 cast = _CASTS.get(method)
                 if cast in INTEGER_DTYPES or (cast is not None and source_dtype is not None and cast != source_dtype):
-                    return _Use.COPIED, first  # only a float tensor can require grad: an integer cast copies
+                    return _Use.COPIED, first, direct  # only a float tensor can require grad: an integer cast copies
                 node = call
             elif isinstance(parent, ast.Subscript):
                 if isinstance(parent.ctx, ast.Store):
-                    return _Use.WRITTEN, first
+                    return _Use.WRITTEN, first, direct
                 if parent.value is not node or isinstance(parent.ctx, ast.Del):
-                    return _Use.COPIED, first  # an index
+                    return _Use.COPIED, first, direct  # an index
                 node = parent
             elif isinstance(parent, (ast.Starred, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp)):
                 if isinstance(parent, ast.IfExp) and parent.test is node:
-                    return _Use.COPIED, first
+                    return _Use.COPIED, first, direct
                 node = parent  # a container (or a choice) that holds the alias
             elif isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 if node not in (getattr(parent, "elt", None), getattr(parent, "value", None)):
-                    return _Use.KEPT, first  # iterated: the rows are bound
+                    return _Use.KEPT, first, direct  # iterated: the rows are bound
                 node = parent
             elif isinstance(parent, ast.keyword):
                 call = parents.get(id(parent))
-                return self._argument_use(call, node, ctx), first  # type: ignore[arg-type]
+                return self._argument_use(call, node, ctx), first, direct  # type: ignore[arg-type]
             elif isinstance(parent, ast.Call):
                 if parent.func is node:
-                    return _Use.COPIED, first
+                    return _Use.COPIED, first, direct
                 use = self._argument_use(parent, node, ctx)
                 if use is not None:
-                    return use, first
+                    return use, first, direct
                 node = parent  # a torch function that returns a view of its argument
             elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
-                return self._binding_use(parent, ctx), first
+                return self._binding_use(parent, ctx), first, direct
             elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.For, ast.AsyncFor, ast.comprehension)):
-                return _Use.KEPT, first
+                return _Use.KEPT, first, direct
             else:
                 # An operand (arithmetic, comparison, an in-place op's source), a statement of its
                 # own, a condition, an f-string: nothing that shares memory with it is kept.
-                return _Use.COPIED, first
+                return _Use.COPIED, first, direct
 
     def _argument_use(self, call: ast.Call, argument: ast.AST, ctx: Context) -> _Use | None:
         """What a call does with an argument that holds the alias (None: returns a view of it)."""
@@ -266,11 +273,16 @@ class DataInsteadOfDetach(Rule):
             node = self._parents.get(id(node))  # type: ignore[union-attr]
         return False
 
-    def _backward_follows(self, node: ast.AST, ctx: Context) -> bool:
-        """Whether ``name.backward()`` is called after ``node`` in the same function."""
-        after = _start(node)
+    def _graph_then_backward(self, data: ast.Attribute, ctx: Context) -> bool:
+        """Whether the leaf ``name`` in ``name.data`` is read before the write and ``loss.backward()`` called after
+        it in the same function: a graph built from the old value then uses the new one."""
+        if not isinstance(data.value, ast.Name):
+            return False
+        here = _start(data)
+        if not any(position < here for position in ctx.scope.uses.reads.get(data.value.id, ())):
+            return False
         return any(
-            mention.method == "backward" and _start(mention.node) > after
+            mention.method == "backward" and _start(mention.node) > here
             for mentions in ctx.scope.uses.mentions.values()
             for mention in mentions
         )
@@ -307,6 +319,15 @@ def _is_data(node: ast.expr) -> bool:
     if isinstance(node, ast.Subscript):
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr == "data"
+
+
+def _is_leaf(receiver: ast.expr, value: Value) -> bool:
+    """A leaf that requires grad: known as one, or named as a parameter (``target_param``, ``self.bias``)
+    where a join, a zip or a helper's return lost what the inference knew."""
+    if Fact.PARAMETER in value.facts or Fact.LEAF in value.facts:
+        return True
+    name = (receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")).lower()
+    return "param" in name or name.endswith(_PARAMETER_NAME_ENDINGS)
 
 
 def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
