@@ -349,6 +349,22 @@ CASES = {
         def decode(ids: torch.LongTensor, scores):
             return ids.cpu().detach().tolist(), scores.cpu().detach()  # expect: TCV103
     """,
+    "manual_sgd_steps_update_a_leaf_between_graphs": """
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        x = torch.ones(3)
+        for epoch in range(3):
+            loss = (w * x).sum()
+            loss.backward()
+            w.data.sub_(0.1 * w.grad)
+        for epoch in range(3):
+            later = (w * x).sum()
+            later.backward()
+        stale = (w * x).sum()
+        w.data.sub_(0.5)  # expect: TCV104
+        stale.backward()
+    """,
     "a_leaf_made_with_requires_grad_is_updated_through_data": """
         import torch
 

@@ -71,8 +71,8 @@ class DataInsteadOfDetach(Rule):
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
       step, clipping, an EMA copy or init, unless the leaf was used before the
-      write and a backward follows it in the same function (a graph built from
-      the old value then runs on the new one); new storage for a parameter
+      write and a backward follows it in the same block of statements (a graph
+      built from the old value then runs on the new one); new storage for a parameter
       (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
@@ -274,18 +274,33 @@ class DataInsteadOfDetach(Rule):
         return False
 
     def _graph_then_backward(self, data: ast.Attribute, ctx: Context) -> bool:
-        """Whether the leaf ``name`` in ``name.data`` is read before the write and ``loss.backward()`` called after
-        it in the same function: a graph built from the old value then uses the new one."""
+        """Whether the leaf ``name`` in ``name.data`` is read before the write and ``loss.backward()`` is called
+        after it in the same block of statements (one training step): a graph built from the old value then
+        runs on the new one. A backward in another loop or cell is another step."""
         if not isinstance(data.value, ast.Name):
             return False
         here = _start(data)
         if not any(position < here for position in ctx.scope.uses.reads.get(data.value.id, ())):
             return False
+        block = self._parents.get(id(self._statement(data)))  # type: ignore[union-attr]
         return any(
-            mention.method == "backward" and _start(mention.node) > here
+            mention.method == "backward" and _start(mention.node) > here and self._within(mention.node, block)
             for mentions in ctx.scope.uses.mentions.values()
             for mention in mentions
         )
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        """The statement that holds ``node``."""
+        while not isinstance(node, ast.stmt):
+            node = self._parents[id(node)]  # type: ignore[index]
+        return node
+
+    def _within(self, node: ast.AST, block: ast.AST | None) -> bool:
+        """Whether ``node`` sits in a statement of ``block`` (directly or nested in one, as in a ``try``)."""
+        parents = self._parents or {}
+        while node is not None and node is not block:
+            node = parents.get(id(node))  # type: ignore[assignment]
+        return node is not None
 
     def _unknown_may_be_tensor(self, receiver: ast.expr, ctx: Context) -> bool:
         """A receiver of unknown kind whose `.data` is followed by torch-only methods: rule out objects
