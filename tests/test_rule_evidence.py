@@ -428,3 +428,11 @@ def test_unique_counts_and_inverse_are_integers_but_its_values_keep_grad():
         c = values.numpy()
     """
     assert [(line, rule) for line, rule, _ in findings(code)] == [(6, "TCV101")]
+
+
+def test_data_instead_of_detach_names_where_the_grad_comes_from():
+    code = "import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\narray = h.data.cpu().numpy()\n"
+    (finding,) = lint_source(Source(text=code), Settings())
+    assert finding.code == "TCV104"
+    assert "comes from `torch.ones(2, requires_grad=True)` on line 2" in finding.message
+    assert [related.start.line for related in finding.related] == [2]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
@@ -144,12 +145,15 @@ class DataInsteadOfDetach(Rule):
             # computed tensor, or from a backward that follows in the same code.
             if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
                 return
-            ctx.report(self, node, self.in_place_message, self._fix(node, ctx, Applicability.UNSAFE))
+            because, related = evidence(ctx, receiver, value, grad=True, device=False)
+            ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
         if not known and not (direct and after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
             return
         safe = known and not only_declared(receiver, ctx)
-        ctx.report(self, node, self.message, self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE))
+        because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
+        fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
+        ctx.report(self, node, self.message + because, fix, related)
 
     def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
         """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
