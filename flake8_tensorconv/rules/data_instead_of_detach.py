@@ -90,7 +90,8 @@ class DataInsteadOfDetach(Rule):
     gradients, where `.detach()` raises "one of the variables needed for gradient
     computation has been modified by an inplace operation". Where nothing is
     changed in place, `.detach()` does the same as `.data` and keeps that check
-    for the day someone adds a write to the alias.
+    for the day someone adds a write to the alias. The message names where the
+    tensor's grad comes from, where the inference saw it.
 
     ## Example
     ```python
