@@ -119,6 +119,25 @@ GRAD_FROM_OPERANDS_METHODS = frozenset(
 )
 # Tensor methods that split a tensor into a sequence of tensors like it.
 SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
+# Tensor methods and attributes whose result may share the receiver's memory (a view, or the tensor
+# itself where nothing needs converting: `.cpu()` on the CPU, `.float()` of a float32 tensor).
+# What any other tensor method returns is a new tensor (or not a tensor): nothing written to it reaches the receiver.
+ALIASING_METHODS = frozenset(
+    "cpu cuda to type detach contiguous view view_as reshape reshape_as permute transpose t squeeze unsqueeze "
+    "flatten unflatten expand expand_as narrow select unfold diagonal movedim moveaxis swapaxes swapdims as_strided "
+    "unbind split chunk tensor_split hsplit vsplit dsplit real imag requires_grad_ pin_memory share_memory_ "
+    "float double half bfloat16 cfloat cdouble chalf long int short char byte bool numpy".split()
+)
+ALIASING_ATTRIBUTES = frozenset("data T mT H mH real imag".split())
+# torch functions whose result may share their first argument's memory.
+ALIASING_FUNCTIONS = frozenset(
+    "torch." + name
+    for name in (
+        "as_tensor asarray Tensor detach narrow select transpose swapaxes swapdims movedim moveaxis permute t "
+        "squeeze unsqueeze flatten unflatten reshape view_as_real view_as_complex as_strided diagonal "
+        "unbind split chunk tensor_split hsplit vsplit dsplit"
+    ).split()
+)
 # Tensor methods whose result is a Python number.
 NUMBER_METHODS = frozenset("item dim numel nelement ndimension element_size get_device".split())
 # torch functions whose result is a dtype.

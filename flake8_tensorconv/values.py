@@ -54,6 +54,7 @@ class Fact(str, enum.Enum):
     SELF = "self"  # the module a method runs on
     # tensors
     PARAMETER = "parameter"  # an nn.Parameter: requires grad even when made under no_grad
+    LEAF = "leaf"  # a leaf that requires grad (a module's weight, `requires_grad=True`): what optimizers update in place
     FROM_NUMPY = "from-numpy"  # made by torch.from_numpy: shares an array's memory
     SPARSE = "sparse"  # a sparse layout, which .numpy() refuses
     CONJ = "conj"  # a lazy conjugate view, which .numpy() refuses

@@ -442,6 +442,56 @@ CASES = {
             t = torch.FloatTensor([1.0, 2.0]) * 2
             return t.numpy()
     """,
+    # Round 3 (r3-data): facts that TCV103 and TCV104 needed, which every rule gets.
+    "a_data_loaders_batches_do_not_require_grad": """
+        import torch
+
+        def show(train_loader, model):
+            for step, (images, labels) in enumerate(train_loader):
+                pixels = images.to("cuda").cpu().numpy()
+                names = labels.data.cpu().numpy()
+                scores = model(images).data.cpu().numpy()  # expect: TCV104
+    """,
+    "a_guard_that_raises_on_requires_grad": """
+        import torch
+
+        def to_numpy(value):
+            if hasattr(value, "requires_grad") and value.requires_grad:
+                raise RuntimeError("requires grad")
+            return value.cpu().detach().numpy()
+    """,
+    "ids_annotated_as_an_integer_tensor_type": """
+        import torch
+
+        def decode(ids: torch.LongTensor, scores):
+            return ids.cpu().detach().tolist(), scores.cpu().detach()  # expect: TCV103
+    """,
+    "manual_sgd_steps_update_a_leaf_between_graphs": """
+        import torch
+
+        w = torch.randn(3, requires_grad=True)
+        x = torch.ones(3)
+        for epoch in range(3):
+            loss = (w * x).sum()
+            loss.backward()
+            w.data.sub_(0.1 * w.grad)
+        for epoch in range(3):
+            later = (w * x).sum()
+            later.backward()
+        stale = (w * x).sum()
+        w.data.sub_(0.5)  # expect: TCV104
+        stale.backward()
+    """,
+    "a_leaf_made_with_requires_grad_is_updated_through_data": """
+        import torch
+
+        w = torch.zeros(3).requires_grad_()
+        v = torch.zeros(3, requires_grad=True)
+        w.data.add_(1)
+        v.data.mul_(2)
+        out = (w * v).sigmoid()
+        out.data.zero_()  # expect: TCV104
+    """,
 }
 
 

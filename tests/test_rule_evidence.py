@@ -25,11 +25,32 @@ def findings(code: str, settings: Settings | None = None) -> list[tuple[int, str
     [
         # A chain that only reads: the same values and memory either way.
         ("import torch\nw = torch.ones(2, requires_grad=True)\na = w.data.numpy()\n", [(3, "TCV104", "safe")]),
-        # `.float()` of a float tensor is the tensor itself; changing it in place is what `.detach()` reports.
-        ("import torch\nw = torch.ones(2, requires_grad=True)\nf = w.data.float()\nf.mul_(2)\n", [(3, "TCV104", "unsafe")]),
-        ("import torch\nw = torch.ones(2, requires_grad=True)\nw.data.cpu().zero_()\n", [(3, "TCV104", "unsafe")]),
-        # `.clone()` copies: what happens to the copy afterwards cannot matter.
-        ("import torch\nw = torch.ones(2, requires_grad=True)\nc = w.data.clone()\nc.zero_()\n", [(3, "TCV104", "safe")]),
+        # `.float()` of a float tensor is the tensor itself; changing it in place is what `.detach()` reports
+        # (on a computed tensor, which a graph may have saved).
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w.sigmoid()\nf = h.data.float()\nf.mul_(2)\n", [(4, "TCV104", "unsafe")]),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nh.data.cpu().zero_()\n", [(4, "TCV104", "unsafe")]),
+        # Writing into a leaf through `.data` is a parameter update (an optimizer's step, init, clipping)...
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nf = w.data.float()\nf.mul_(2)\n", []),
+        ("import torch\nlayer = torch.nn.Linear(2, 2)\nlayer.weight.data.mul_(0.5)\n", []),
+        ("import torch\ndef clip(model):\n    for p in model.parameters():\n        p.data.clamp_(-1, 1)\n", []),
+        # ... unless a backward follows in the same code, which then uses the changed value.
+        (
+            "import torch\nw = torch.ones(2, requires_grad=True)\nloss = (w ** 2).sum()\nw.data.sub_(0.5)\nloss.backward()\n",
+            [(4, "TCV104", "unsafe")],
+        ),
+        # A copy, or an out-of-place operation, leaves no alias behind: nothing to hide.
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nc = w.data.clone()\nc.zero_()\n", []),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nr = h.data.cpu() * 3\n", []),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nr = torch.cat([h.data.cpu(), h.data])\n", []),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nk = h.data.long()\n", []),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nv = torch.zeros(2)\nv.copy_(w.data.cpu())\n", []),
+        # A chain bound, stored or returned keeps an alias outside autograd's check.
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\ndef f():\n    return h.data.cpu()\n", [(5, "TCV104", "safe")]),
+        # A plain `.data` that is only read, and `.data.detach()` (detached anyway), are left alone.
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nprint(h.data)\ndef f():\n    return h.data\n", []),
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nd = h.data.detach().cpu()\n", []),
+        # Items of a hook's saved gradients do not require grad.
+        ("import torch\ndef f(self):\n    return [g.cpu().data.numpy() for g in self.gradients]\n", []),
         # Unknown receiver (it may have a `.data` of its own): reported on the torch-only chain, the fix unsafe.
         ("import torch\ndef f(scores):\n    return scores.data.numpy()\n", [(3, "TCV104", "unsafe")]),
         # memoryview and ndarray have `.tolist()`: no evidence of a tensor at all.
@@ -278,7 +299,7 @@ def test_legacy_constructor_messages_say_what_the_cast_does(code, expected_code,
 def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_place_write():
     code = """\
         import torch
-        w = torch.ones(2, requires_grad=True)
+        w = torch.ones(2, requires_grad=True).sigmoid()
         a = w.data.numpy()
         f = w.data.float()
         f.mul_(2)
@@ -407,3 +428,11 @@ def test_unique_counts_and_inverse_are_integers_but_its_values_keep_grad():
         c = values.numpy()
     """
     assert [(line, rule) for line, rule, _ in findings(code)] == [(6, "TCV101")]
+
+
+def test_data_instead_of_detach_names_where_the_grad_comes_from():
+    code = "import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\narray = h.data.cpu().numpy()\n"
+    (finding,) = lint_source(Source(text=code), Settings())
+    assert finding.code == "TCV104"
+    assert "comes from `torch.ones(2, requires_grad=True)` on line 2" in finding.message
+    assert [related.start.line for related in finding.related] == [2]

@@ -128,7 +128,9 @@ class CallsMixin:
             source = args[0] if args else UNKNOWN
             requires_grad = literal_bool(kwarg(node, "requires_grad")) if "requires_grad" in keywords else False
             grad = Grad.UNKNOWN if requires_grad is None else Grad.YES if requires_grad else Grad.NO
-            return tensor(grad, source.device, source.dtype, grad_origin=origin(node) if requires_grad else None, device_origin=source.device_origin)
+            leaf = frozenset({Fact.LEAF}) if requires_grad else frozenset()
+            grad_origin = origin(node) if requires_grad else None
+            return tensor(grad, source.device, source.dtype, facts=leaf, grad_origin=grad_origin, device_origin=source.device_origin)
         if qualname == "torch.device":
             return Value(kind=Kind.DEVICE, grad=Grad.NO, device=device_from(args[0], node.args[0]) if args else Device.UNKNOWN)
         if qualname in K.TORCH_CONJ_VIEWS and args:
@@ -235,7 +237,7 @@ class CallsMixin:
             if name == "from_numpy" and source.kind is Kind.UNKNOWN and shares in self.state.env:
                 # `torch.from_numpy` raises TypeError on anything but an ndarray: past it, the name holds one.
                 self.state.env[shares] = ndarray()
-        facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset()
+        facts = frozenset({Fact.FROM_NUMPY}) if name == "from_numpy" else frozenset({Fact.LEAF}) if grad is Grad.YES else frozenset()
         grad_origin = origin(node) if grad is Grad.YES else source.grad_origin
         device_origin = origin(node) if "device" in keywords else source.device_origin
         return tensor(grad, device, dtype, shares_with=shares, facts=facts, grad_origin=grad_origin, device_origin=device_origin)
@@ -342,7 +344,8 @@ class CallsMixin:
             if kw is not None:
                 literal = literal_bool(kw)
             grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)
-            return plain.with_(grad=grad, grad_origin=origin(node) if grad is Grad.YES else None)
+            leaf = plain.facts | {Fact.LEAF} if grad is Grad.YES else plain.facts  # `t.requires_grad_()` makes a leaf require grad
+            return plain.with_(grad=grad, facts=leaf, grad_origin=origin(node) if grad is Grad.YES else None)
         if name in K.VALUES_INDICES_METHODS or (name in K.VALUES_INDICES_WITH_DIM and (args or keywords)):
             return self._values_indices(plain)
         if name in K.UNIQUE_METHODS and any(literal_bool(kwarg(node, flag)) for flag in ("return_inverse", "return_counts")):

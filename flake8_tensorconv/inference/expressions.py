@@ -20,6 +20,7 @@ from flake8_tensorconv.inference.support import (
     union_members,
 )
 from flake8_tensorconv.values import (
+    INTEGER_DTYPES,
     NUMBER,
     OTHER,
     UNKNOWN,
@@ -116,7 +117,7 @@ class ExpressionsMixin:
             return UNKNOWN if known is None else known
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
-            return tensor(Grad.YES, device, receiver.dtype, grad_origin=origin(node), device_origin=receiver.device_origin)
+            return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)
         if receiver.kind is Kind.TENSOR:
             if name in ("data", "grad"):
                 return receiver.with_(grad=Grad.NO, elements=None, element=None, fields=())
@@ -340,6 +341,10 @@ class ExpressionsMixin:
         qualname = self.facts.qualname(annotation)
         if qualname in K.TENSOR_CLASSES:
             return Value(kind=Kind.TENSOR)
+        legacy_dtype = K.LEGACY_CONSTRUCTORS.get(qualname or "")
+        if legacy_dtype in INTEGER_DTYPES:
+            # `ids: torch.LongTensor`: an integer tensor, which cannot require grad.
+            return tensor(Grad.NO, Device.UNKNOWN, legacy_dtype)
         if qualname in K.NDARRAY_CLASSES:
             return ndarray()
         array_qualname = self.facts.qualname(annotation.value) if isinstance(annotation, ast.Subscript) else qualname

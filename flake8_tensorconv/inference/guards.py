@@ -116,9 +116,17 @@ class GuardsMixin:
                 yield name, when_false, when_true
             return
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            for value in test.values:
-                for name, when_true, _ in self._guard_facts(value):
+            # `a and b` is false when any operand is: facts that every operand's false branch gives hold.
+            shared: dict[str, dict[str, object] | None] = {}
+            for index, value in enumerate(test.values):
+                found: dict[str, dict[str, object] | None] = {}
+                for name, when_true, when_false in self._guard_facts(value):
                     yield name, when_true, None
+                    found[name] = when_false
+                shared = found if index == 0 else {name: facts for name, facts in shared.items() if found.get(name) == facts}
+            for name, facts in shared.items():
+                if facts is not None:
+                    yield name, None, facts
             return
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
             # `a or b` is false only when every operand is: all their false-branch facts hold.
@@ -134,6 +142,11 @@ class GuardsMixin:
                 yield name, {"device": Device.ACCELERATOR}, {"device": Device.UNKNOWN}
             elif test.attr == "is_cpu":
                 yield name, {"device": Device.CPU}, {"device": Device.MAYBE}
+            return
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2:
+            subject, attribute = test.args
+            if isinstance(subject, ast.Name) and isinstance(attribute, ast.Constant) and attribute.value == "requires_grad":
+                yield subject.id, None, {"grad": Grad.NO}  # no `requires_grad` at all: nothing that requires grad
             return
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
             subject, classes = test.args

@@ -70,7 +70,8 @@ class ModulesMixin:
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
         if name in ("named_parameters", "named_buffers"):
             grad = Grad.YES if name == "named_parameters" else Grad.NO
-            item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(STRING, tensor(grad, receiver.device)))
+            leaf = frozenset({Fact.LEAF}) if grad is Grad.YES else frozenset()
+            item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(STRING, tensor(grad, receiver.device, facts=leaf)))
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=item)
         if name == "state_dict":
             keep_vars = kwarg(node, "keep_vars")

@@ -230,10 +230,13 @@ class StatementsMixin:
 
     def stmt_For(self, node: ast.For | ast.AsyncFor) -> None:
         iterable = self.eval(node.iter)
+        item = element_of(iterable)
+        if _iterates_a_loader(node.iter):
+            item = _as_data(item)  # a data loader's batches: data, which does not require grad
         before = self.state.env
         for _ in range(2):
             self.state.env = dict(self.state.env)
-            self.bind(node.target, element_of(iterable))
+            self.bind(node.target, item)
             self.walk_body(node.body)
             self.state.env = join_envs(before, self.state.env)
         self.walk_body(node.orelse)
@@ -362,3 +365,30 @@ class StatementsMixin:
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
         self._notify(target)
+
+
+# Wrappers that yield the items of the iterable they are given (with an index, a progress bar...).
+_ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+
+
+def _as_data(value: Value) -> Value:
+    """What a data loader yields: whatever is not known otherwise does not require grad."""
+    if value.elements is not None:
+        return value.with_(elements=tuple(_as_data(element) for element in value.elements))
+    if value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.grad is Grad.UNKNOWN:
+        return value.with_(grad=Grad.NO)
+    return value
+
+
+def _iterates_a_loader(node: ast.expr) -> bool:
+    """``for batch in loader``, ``enumerate(train_loader)``, ``tqdm(dataloader)``: the batches of a data loader."""
+    while isinstance(node, ast.Call) and node.args:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in _ITEM_WRAPPERS:
+            return False
+        if name == "zip":
+            return all(_iterates_a_loader(argument) for argument in node.args)
+        node = node.args[0]
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return name.lower().endswith("loader")

@@ -17,7 +17,7 @@ _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.param
 
 
 def own_classes_may_have(
-    members: frozenset[str], ctx: Context, attributes: bool = False, imported: bool = True
+    members: frozenset[str], ctx: Context, attributes: bool = False, imported: bool = True, called: bool = False
 ) -> bool:
     """The file defines a class with one of ``members`` (not a torch.Tensor subclass), or imports
     classes from its own package (a relative import of a capitalised name), whose members it cannot see.
@@ -25,9 +25,11 @@ def own_classes_may_have(
     ``imported``: whether relative imports of classes count (their members are out of sight).
     ``attributes``: the members are read as attributes (``x.data``), so a method (a pytest
     fixture named ``data``) does not count; a property or a stored value does.
+    ``called``: the members are called as methods (``x.detach()``), so only a method counts, not a
+    value stored under that name (``self.detach = detach``, a flag).
     """
     for node in ast.walk(ctx.facts.tree):
-        if isinstance(node, ast.ClassDef) and members & _members(node, attributes):
+        if isinstance(node, ast.ClassDef) and members & (_methods(node) if called else _members(node, attributes)):
             bases = [ctx.facts.qualname(base) or "" for base in node.bases]
             if not any(base in _TENSOR_BASES for base in bases):
                 return True
@@ -54,6 +56,10 @@ def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
         elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             found.add(statement.target.id)
     return found
+
+
+def _methods(cls: ast.ClassDef) -> set[str]:
+    return {statement.name for statement in cls.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def only_declared(node: ast.expr, ctx: Context) -> bool:

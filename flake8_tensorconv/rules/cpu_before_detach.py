@@ -14,18 +14,26 @@ if TYPE_CHECKING:
 # A class of the file with its own `detach` (a mixture model) makes `x.to(d).detach()` its own,
 # not torch's. (An nn.Module has `.to()` and `.cpu()` but no `.detach()`: the chain would fail.)
 _OWN_DETACH = frozenset({"detach"})
+# Operations between the copy and `.detach()` that autograd records too (`.to("cpu").clone().detach()`).
+_RECORDED_BETWEEN = frozenset(
+    {"clone", "contiguous", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "float", "double", "half"}
+)
 
 
 class CpuBeforeDetach(Rule):
     """
     ## What it does
     Flags `.cpu().detach()`, `.cuda().detach()` and `.to(...).detach()` while grad
-    mode is on and the tensor may require grad.
+    mode is on and the tensor may require grad, also with operations that
+    autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`).
 
     It needs evidence that the receiver is a torch tensor: a value the
     inference knows as one, or a receiver of unknown kind in a file that does
-    not define a class with its own `detach` (a mixture model). Gradients
-    (`p.grad`, a hook's saved `self.gradients`) do not require grad: not reported.
+    not define a class with a `detach` method (a mixture model). Not reported
+    where the tensor cannot require grad: gradients (`p.grad`, a hook's saved
+    `self.gradients`), integer tensors (also a parameter annotated
+    `torch.LongTensor`), values made under `no_grad` or stored already
+    detached, and values past a guard that raises when they require grad.
 
     ## Why is this bad?
     The device copy runs first and autograd records it (`ToCopyBackward0`) in a
@@ -64,6 +72,8 @@ class CpuBeforeDetach(Rule):
         if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
             return
         move = func.value
+        while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
+            move = move.func.value
         if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
             return
         if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
@@ -75,7 +85,7 @@ class CpuBeforeDetach(Rule):
         if value.kind is Kind.UNKNOWN:
             # The chain is the only evidence of a tensor: not in sight of own classes with these methods.
             if self._own_classes is None:
-                self._own_classes = own_classes_may_have(_OWN_DETACH, ctx, imported=False)
+                self._own_classes = own_classes_may_have(_OWN_DETACH, ctx, imported=False, called=True)
             if self._own_classes:
                 return
         elif value.kind is not Kind.TENSOR:
@@ -88,8 +98,9 @@ class CpuBeforeDetach(Rule):
         end = ctx.end(detach)
         source = ctx.source
         span = source.text[source.offset(start) : source.offset(end)]
-        move_text = source.text[source.offset(start) : source.offset(ctx.end(move))]
+        # The copy and what follows it up to `.detach()`: `to("cpu")`, or `to("cpu").clone()`.
+        moved_text = source.text[source.offset(start) : source.offset(ctx.end(detach.func.value))]  # type: ignore[attr-defined]
         if "\n" in span or "\r" in span or "#" in span:
             return None  # keep comments and line breaks the user wrote
-        replacement = f"detach().{move_text}"
+        replacement = f"detach().{moved_text}"
         return make_fix(applicability, "Call `.detach()` before the device copy", Edit(start, end, replacement))

@@ -1,26 +1,36 @@
 from __future__ import annotations
 
 import ast
+import enum
 from typing import TYPE_CHECKING
 
+from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Grad, Kind
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
 
-# Calls after `.data` that only read it: replacing `.data` by `.detach()` there changes nothing.
-# (`.item()` and `.tolist()` are not among them: only a Python value leaves, nothing to hide.)
-_CONVERSIONS = frozenset(
+# Methods right after `.data` that only exist on torch tensors: with a receiver of unknown kind,
+# the evidence that `x.data` is `Tensor.data` at all.
+_TORCH_CHAIN = frozenset(
     {"numpy", "cpu", "cuda", "clone", "float", "double", "half", "long", "int", "to", "detach", "contiguous"}
 )
-# Conversions that may return `.data` itself (`.float()` of a float tensor, `.cpu()` on the CPU...):
-# an in-place op on their result changes the tensor, hidden from autograd only through `.data`.
-_MAY_ALIAS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "detach", "contiguous"})
+# Methods whose result never shares memory with the receiver.
+_ALWAYS_COPY = frozenset({"clone", "item", "tolist", "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
+# Casts to a fixed dtype (`.to(dtype)` and `.type(dtype)` aside): a copy where the source's dtype differs.
+_CASTS = {**K.FLOAT_METHODS, "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool"}
 # Methods that reshape a tensor (or an array) without changing what it is.
 _RESHAPES = frozenset({"view", "reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "contiguous"})
+# How parameters are named (besides "param"): a write into one through `.data` is an update.
+_PARAMETER_NAME_ENDINGS = ("weight", "weights", "bias")
+# Builtins whose result is a Python value (or that only read their argument): no tensor leaves.
+_PYTHON_VALUE_BUILTINS = frozenset(
+    "float int bool complex str repr len round format hash id isinstance type print abs".split()
+)
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -30,20 +40,48 @@ _CONTAINER_NAMES = frozenset(
 )
 
 
+class _Use(enum.Enum):
+    """What becomes of the tensor that `x.data` gives (or of a view of it)."""
+
+    COPIED = "copied"  # copied or consumed by an out-of-place operation: no alias survives
+    NUMPY = "numpy"  # reaches NumPy (`.numpy()`, a NumPy function)
+    KEPT = "kept"  # bound, stored, returned or handed to code out of sight
+    WRITTEN = "written"  # changed in place
+    PARAMETER = "parameter"  # a parameter's new storage (`p.data = ...`, `nn.Parameter(x.data)`)
+
+
 class DataInsteadOfDetach(Rule):
     """
     ## What it does
-    Flags `Tensor.data` used to get a tensor out of autograd: conversion chains
-    such as `x.data.numpy()`, `x.data.cpu()`, `x.data.clone()`, and
-    `y = x.data` followed by in-place operations on `y`. It needs evidence that
-    `x` is a torch tensor that can require grad: not a gradient (`p.grad.data`),
-    a buffer, an integer tensor or a value made under `no_grad`, and not an
-    object of a class the file defines or imports from its own package that has
-    its own `data`, nor a value of unknown kind whose name says it holds
-    gradients (`self.gradients` saved by a backward hook). Not reported:
-    `.data.item()` and `.data.tolist()` (only a Python value leaves), and
-    parameter updates through `.data` (`p.data = p.data.half()`,
-    `dst.data = src.data.clone()`, `dst.data.copy_(src.data)`, `dst.data += src.data.cpu()`).
+    Flags `Tensor.data` used to take a tensor that can require grad out of
+    autograd where an alias of it survives: a conversion chain that reaches
+    NumPy (`x.data.cpu().numpy()`), a chain that is bound, stored, returned or
+    handed on (`y = x.data.cpu()`), and an in-place write through `.data`
+    (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then `y.mul_(2)`) into a
+    computed tensor, which a graph may have saved.
+
+    It needs evidence that `x` is a torch tensor that can require grad: not a
+    gradient (`p.grad.data`, the items of a hook's saved `self.gradients`), a
+    buffer, an integer tensor, a data loader's batch or a value made under
+    `no_grad`. Where the kind of `x` is unknown, a torch-only method right after
+    `.data` (`x.data.cpu()`, not `x.data[0].numpy()`) is the evidence, and no
+    class of the file, or imported from its own package, may have its own `data`.
+
+    Not reported, because nothing can be hidden from autograd there:
+    - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
+      `parameters()`, a module's `weight`, a tensor made with
+      `requires_grad=True`, a value named as a parameter) such as an optimizer's
+      step, clipping, an EMA copy or init, unless the leaf was used before the
+      write and a backward follows it in the same block of statements (a graph
+      built from the old value then runs on the new one); new storage for a parameter
+      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
+    - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
+      `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
+      operand of arithmetic, an argument of a torch function, the source of
+      `dst.copy_(...)`;
+    - a plain `x.data` that is only read (printed, handed to a function,
+      returned, bound and never written), and `x.data.detach()`, where
+      `.detach()` is called anyway.
 
     ## Why is this bad?
     `.data` shares memory with `x` but hides changes from autograd's version
@@ -52,7 +90,8 @@ class DataInsteadOfDetach(Rule):
     gradients, where `.detach()` raises "one of the variables needed for gradient
     computation has been modified by an inplace operation". Where nothing is
     changed in place, `.detach()` does the same as `.data` and keeps that check
-    for the day someone adds a write.
+    for the day someone adds a write to the alias. The message names where the
+    tensor's grad comes from, where the inference saw it.
 
     ## Example
     ```python
@@ -66,13 +105,11 @@ class DataInsteadOfDetach(Rule):
 
     ## Fix safety
     Safe in conversion chains on a known tensor (same values, dtype and memory).
-    Where the result is then changed in place (`y = x.data` followed by
-    `y.zero_()`, or `x.data.float().mul_(2)` where `.float()` returns the tensor
-    itself) the fix is unsafe: the code that silently computed wrong gradients
-    will raise instead, which is the point.
-    With no evidence but the torch-only chain after `.data` (the receiver's kind
-    is unknown) the fix is unsafe too: the receiver may still be an object whose
-    `data` is its own.
+    Where the tensor is changed in place through `.data` the fix is unsafe: the
+    code that silently computed wrong gradients will raise instead, which is the
+    point. With no evidence but the torch-only chain after `.data` (the
+    receiver's kind is unknown) the fix is unsafe too: the receiver may still be
+    an object whose `data` is its own.
     """
 
     code = "TCV104"
@@ -87,49 +124,192 @@ class DataInsteadOfDetach(Rule):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        self._in_place_receivers: set[int] | None = None
-        self._assignments: dict[int, ast.Assign] = {}
-        self._storage_replacements: set[int] | None = None
+        self._parents: dict[int, ast.AST] | None = None
         self._own_classes: bool | None = None
 
-    def visit_Call(self, node: ast.Call, ctx: Context) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr in _CONVERSIONS):
+    def visit_Attribute(self, node: ast.Attribute, ctx: Context) -> None:
+        if node.attr != "data" or not isinstance(node.ctx, ast.Load):
             return
-        data = func.value
-        if not (isinstance(data, ast.Attribute) and data.attr == "data") or self._replaces_storage(node, ctx):
-            return
-        if not self._is_tensor_data(data, ctx, chained=True):
-            return
-        known_tensor = ctx.value(data.value).kind is Kind.TENSOR and not only_declared(data.value, ctx)
-        changed = func.attr in _MAY_ALIAS and self._changed_in_place(node, ctx)
-        # Safe only for a known tensor whose converted value is not then changed in place:
-        # after such a change `.detach()` makes backward raise where `.data` gave wrong gradients.
-        safe = known_tensor and not changed
-        message = self.in_place_message if changed else self.message
-        ctx.report(self, data, message, self._fix(data, ctx, Applicability.SAFE if safe else Applicability.UNSAFE))
-
-    def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
-        data = node.value
-        if not (isinstance(data, ast.Attribute) and data.attr == "data") or len(node.targets) != 1:
-            return
-        target = node.targets[0]
-        if not isinstance(target, ast.Name) or not self._is_tensor_data(data, ctx, chained=False):
-            return
-        if ctx.scope.written_in_place_after(target.id, node):
-            ctx.report(self, data, self.in_place_message, self._fix(data, ctx, Applicability.UNSAFE))
-
-    def _is_tensor_data(self, data: ast.Attribute, ctx: Context, chained: bool) -> bool:
-        receiver = data.value
+        use, after, direct = self._use(node, ctx)
+        if use in (_Use.COPIED, _Use.PARAMETER) or (use is _Use.KEPT and after not in _TORCH_CHAIN):
+            return  # a plain `x.data` that is only read (handed on, returned, bound) hides no write
+        if after == "detach" and use is not _Use.WRITTEN:
+            return  # `.detach()` is called: `.data` is redundant there, not used instead of it
+        receiver = node.value
         value = ctx.value(receiver)
-        if value.grad is Grad.NO or value.is_integer or _cannot_require_grad(receiver, ctx):
-            return False  # a gradient, a buffer, an integer tensor, a value made under no_grad
-        if value.kind is Kind.TENSOR:
-            return True
-        if value.kind is not Kind.UNKNOWN or not chained:
+        if value.grad is Grad.NO or value.is_integer or _cannot_require_grad(receiver, ctx) or self._iterates_gradients(receiver, ctx):
+            return  # a gradient, a buffer, an integer tensor, a value made under no_grad
+        known = value.kind is Kind.TENSOR
+        if use is _Use.WRITTEN:
+            # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
+            # an EMA copy, init); the write hides something only from a graph that saved the
+            # computed tensor, or from a backward that follows in the same code.
+            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
+                return
+            because, related = evidence(ctx, receiver, value, grad=True, device=False)
+            ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
+            return
+        if not known and not (direct and after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
+            return
+        safe = known and not only_declared(receiver, ctx)
+        because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
+        fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
+        ctx.report(self, node, self.message + because, fix, related)
+
+    def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
+        """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
+        and whether that method is called on ``x.data`` itself (not on an item of it)."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(ctx.facts.tree) for child in ast.iter_child_nodes(parent)}
+        parents = self._parents
+        first: str | None = None
+        direct = False
+        node: ast.AST = data
+        source_dtype = ctx.value(data.value).dtype
+        while True:
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute):
+                call = parents.get(id(parent))
+                if not (isinstance(call, ast.Call) and call.func is parent):
+                    if parent.attr not in K.ALIASING_ATTRIBUTES:
+                        return _Use.COPIED, first, direct  # `.shape`, `.dtype`, `.device`...
+                    node = parent
+                    continue
+                method = parent.attr
+                if first is None:
+                    first, direct = method, node is data
+                if method == "numpy":
+                    return _Use.NUMPY, first, direct
+                if _is_in_place(method):
+                    return _Use.WRITTEN, first, direct
+                if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
+                    return _Use.COPIED, first, direct  # a copy, a reduction, arithmetic...
+                cast = _CASTS.get(method)
+                if cast in INTEGER_DTYPES or (cast is not None and source_dtype is not None and cast != source_dtype):
+                    return _Use.COPIED, first, direct  # only a float tensor can require grad: an integer cast copies
+                node = call
+            elif isinstance(parent, ast.Subscript):
+                if isinstance(parent.ctx, ast.Store):
+                    return _Use.WRITTEN, first, direct
+                if parent.value is not node or isinstance(parent.ctx, ast.Del):
+                    return _Use.COPIED, first, direct  # an index
+                node = parent
+            elif isinstance(parent, (ast.Starred, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp)):
+                if isinstance(parent, ast.IfExp) and parent.test is node:
+                    return _Use.COPIED, first, direct
+                node = parent  # a container (or a choice) that holds the alias
+            elif isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                if node not in (getattr(parent, "elt", None), getattr(parent, "value", None)):
+                    return _Use.KEPT, first, direct  # iterated: the rows are bound
+                node = parent
+            elif isinstance(parent, ast.keyword):
+                call = parents.get(id(parent))
+                return self._argument_use(call, node, ctx), first, direct  # type: ignore[arg-type]
+            elif isinstance(parent, ast.Call):
+                if parent.func is node:
+                    return _Use.COPIED, first, direct
+                use = self._argument_use(parent, node, ctx)
+                if use is not None:
+                    return use, first, direct
+                node = parent  # a torch function that returns a view of its argument
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                return self._binding_use(parent, ctx), first, direct
+            elif isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.For, ast.AsyncFor, ast.comprehension)):
+                return _Use.KEPT, first, direct
+            else:
+                # An operand (arithmetic, comparison, an in-place op's source), a statement of its
+                # own, a condition, an f-string: nothing that shares memory with it is kept.
+                return _Use.COPIED, first, direct
+
+    def _argument_use(self, call: ast.Call, argument: ast.AST, ctx: Context) -> _Use | None:
+        """What a call does with an argument that holds the alias (None: returns a view of it)."""
+        func = call.func
+        qualname = ctx.qualname(func)
+        if qualname is not None:
+            if qualname in K.PARAMETER_CLASSES:
+                return _Use.PARAMETER
+            if qualname in K.ALIASING_FUNCTIONS and call.args and call.args[0] is argument:
+                return None
+            if qualname.startswith("torch.") or qualname == "copy.deepcopy":
+                return _Use.COPIED
+            if qualname.startswith("numpy."):
+                return _Use.NUMPY
+        if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
+            return _Use.COPIED
+        if isinstance(func, ast.Attribute) and (_is_in_place(func.attr) or ctx.value(func.value).kind is Kind.TENSOR):
+            return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
+        return _Use.KEPT  # handed to code out of sight, which may keep it
+
+    def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(_is_data(target) for target in targets):
+            return _Use.PARAMETER  # `p.data = ...`: new storage for a parameter
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            return _Use.KEPT  # stored on an object or in a container
+        name = targets[0].id
+        scope = ctx.scope
+        if scope.written_in_place_after(name, node):
+            return _Use.WRITTEN
+        after = _end(node)
+        # A new binding takes effect once its value is computed (`y = y * 2` reads `y` first).
+        rebound = min(
+            (_end(binding.value) if binding.value is not None else binding.position for binding in scope.bindings.get(name, ()) if binding.position > after),
+            default=None,
+        )
+        read = any(after < position and (rebound is None or position < rebound) for position in scope.uses.reads.get(name, ()))
+        return _Use.KEPT if read or isinstance(scope.node, ast.Module) else _Use.COPIED
+
+    def _iterates_gradients(self, receiver: ast.expr, ctx: Context) -> bool:
+        """``g`` in ``[g.cpu().data for g in self.gradients]``: an item of gradients saved by a hook."""
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+            receiver = receiver.func.value
+        if not isinstance(receiver, ast.Name) or ctx.value(receiver).kind is Kind.TENSOR:
             return False
-        # Unknown receiver: the chain after `.data` is torch-only, which says that `x.data` is a
-        # tensor, not that `x` is one: rule out objects with their own `.data`.
+        node: ast.AST | None = receiver
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            loops: list = []
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                loops = node.generators
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                loops = [node]
+            for loop in loops:
+                if isinstance(loop.target, ast.Name) and loop.target.id == receiver.id:
+                    return holds_gradients(loop.iter, ctx)
+            node = self._parents.get(id(node))  # type: ignore[union-attr]
+        return False
+
+    def _graph_then_backward(self, data: ast.Attribute, ctx: Context) -> bool:
+        """Whether the leaf ``name`` in ``name.data`` is read before the write and ``loss.backward()`` is called
+        after it in the same block of statements (one training step): a graph built from the old value then
+        runs on the new one. A backward in another loop or cell is another step."""
+        if not isinstance(data.value, ast.Name):
+            return False
+        here = _start(data)
+        if not any(position < here for position in ctx.scope.uses.reads.get(data.value.id, ())):
+            return False
+        block = self._parents.get(id(self._statement(data)))  # type: ignore[union-attr]
+        return any(
+            mention.method == "backward" and _start(mention.node) > here and self._within(mention.node, block)
+            for mentions in ctx.scope.uses.mentions.values()
+            for mention in mentions
+        )
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        """The statement that holds ``node``."""
+        while not isinstance(node, ast.stmt):
+            node = self._parents[id(node)]  # type: ignore[index]
+        return node
+
+    def _within(self, node: ast.AST, block: ast.AST | None) -> bool:
+        """Whether ``node`` sits in a statement of ``block`` (directly or nested in one, as in a ``try``)."""
+        parents = self._parents or {}
+        while node is not None and node is not block:
+            node = parents.get(id(node))  # type: ignore[assignment]
+        return node is not None
+
+    def _unknown_may_be_tensor(self, receiver: ast.expr, ctx: Context) -> bool:
+        """A receiver of unknown kind whose `.data` is followed by torch-only methods: rule out objects
+        with their own `.data` (a class of the project, a dataset, a loader)."""
         if self._own_classes is None:
             self._own_classes = own_classes_may_have(frozenset({"data"}), ctx, attributes=True)
         if self._own_classes:
@@ -141,41 +321,17 @@ class DataInsteadOfDetach(Rule):
             return False
         return ctx.facts.imports_torch
 
-    def _replaces_storage(self, call: ast.Call, ctx: Context) -> bool:
-        """A parameter update through `.data`, which is what `.data` is for: ``p.data = p.data.half()``,
-        ``dst.data = src.data.clone()``, ``dst.data.copy_(src.data.clone())``, ``dst.data += src.data.cpu()``."""
-        if self._storage_replacements is None:
-            self._storage_replacements = set()
-            for node in ast.walk(ctx.facts.tree):
-                if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
-                    _is_data(target) for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                ):
-                    self._storage_replacements.update(id(child) for child in ast.walk(node.value))
-                elif (
-                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_in_place(node.func.attr)
-                    and _is_data(node.func.value)
-                ):
-                    for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
-                        self._storage_replacements.update(id(child) for child in ast.walk(argument))
-        return id(call) in self._storage_replacements
-
-    def _changed_in_place(self, call: ast.Call, ctx: Context) -> bool:
-        """Whether an in-place op is applied to the call's result, directly or through the name it is assigned to."""
-        if self._in_place_receivers is None:
-            self._in_place_receivers = set()
-            for node in ast.walk(ctx.facts.tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_in_place(node.func.attr):
-                    self._in_place_receivers.add(id(node.func.value))
-                elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    self._assignments[id(node.value)] = node
-        if id(call) in self._in_place_receivers:
-            return True
-        assignment = self._assignments.get(id(call))
-        return assignment is not None and ctx.scope.written_in_place_after(assignment.targets[0].id, assignment)  # type: ignore[attr-defined]
-
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def _is_data(node: ast.expr) -> bool:
@@ -183,6 +339,15 @@ def _is_data(node: ast.expr) -> bool:
     if isinstance(node, ast.Subscript):
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr == "data"
+
+
+def _is_leaf(receiver: ast.expr, value: Value) -> bool:
+    """A leaf that requires grad: known as one, or named as a parameter (``target_param``, ``self.bias``)
+    where a join, a zip or a helper's return lost what the inference knew."""
+    if Fact.PARAMETER in value.facts or Fact.LEAF in value.facts:
+        return True
+    name = (receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")).lower()
+    return "param" in name or name.endswith(_PARAMETER_NAME_ENDINGS)
 
 
 def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
