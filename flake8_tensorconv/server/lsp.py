@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 
 from flake8_tensorconv import __version__
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
+from flake8_tensorconv.incremental import IncrementalLinter
 from flake8_tensorconv.output.report import rule_url
 from flake8_tensorconv.server import documents
 from flake8_tensorconv.source import Source
@@ -50,6 +51,8 @@ class TensorConvServer(LanguageServer):
         self.configs = documents.ConfigStore()
         self.debounce = DEFAULT_DEBOUNCE_SECONDS
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        # Each open file's analysis of its last text, which the next change reuses where it can.
+        self.linters: dict[str, IncrementalLinter] = {}
         self._reported_config_errors: set[str] = set()
 
     # ------------------------------------------------------------ diagnostics
@@ -70,14 +73,17 @@ class TensorConvServer(LanguageServer):
             self.publish_notebook(notebook)
             return
         document = self.workspace.get_text_document(uri)
-        diagnostics = self.diagnostics(document.source, path_of(uri), document.version)
+        linter = self.linters.setdefault(uri, IncrementalLinter())
+        diagnostics = self.diagnostics(document.source, path_of(uri), document.version, linter)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
 
-    def diagnostics(self, text: str, path: str | None, version: int | None) -> list[types.Diagnostic]:
+    def diagnostics(self, text: str, path: str | None, version: int | None, linter: IncrementalLinter | None = None) -> list[types.Diagnostic]:
         config = self.config_for(path)
         try:
-            findings = documents.lint(text, path, config)
+            findings = documents.lint(text, path, config, linter)
         except Exception as error:  # a bug of ours must not take the editor's server down
+            if linter is not None:
+                linter.forget()  # start the next run from the text alone
             self.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Error, message=f"tensorconv: {path or 'document'}: {traceback.format_exc()}")
             )
@@ -352,6 +358,7 @@ def build_server() -> TensorConvServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TensorConvServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel(params.text_document.uri)
+        ls.linters.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
     # pygls keeps the notebook and its cells' texts in the workspace before these run.
