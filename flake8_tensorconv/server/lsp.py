@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import attrs
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
@@ -40,6 +41,15 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
 )
 
 
+class OpenFile:
+    """What the server keeps of an open file's last version, for the next version to reuse."""
+
+    def __init__(self) -> None:
+        self.linter = IncrementalLinter()
+        # Its diagnostics, by finding and the text of the lines the finding names.
+        self.diagnostics: dict[tuple, types.Diagnostic] = {}
+
+
 class TensorConvServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -51,8 +61,7 @@ class TensorConvServer(LanguageServer):
         self.configs = documents.ConfigStore()
         self.debounce = DEFAULT_DEBOUNCE_SECONDS
         self._pending: dict[str, asyncio.TimerHandle] = {}
-        # Each open file's analysis of its last text, which the next change reuses where it can.
-        self.linters: dict[str, IncrementalLinter] = {}
+        self.open_files: dict[str, OpenFile] = {}
         self._reported_config_errors: set[str] = set()
 
     # ------------------------------------------------------------ diagnostics
@@ -73,23 +82,37 @@ class TensorConvServer(LanguageServer):
             self.publish_notebook(notebook)
             return
         document = self.workspace.get_text_document(uri)
-        linter = self.linters.setdefault(uri, IncrementalLinter())
-        diagnostics = self.diagnostics(document.source, path_of(uri), document.version, linter)
+        open_file = self.open_files.setdefault(uri, OpenFile())
+        diagnostics = self.diagnostics(document.source, path_of(uri), document.version, open_file)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
 
-    def diagnostics(self, text: str, path: str | None, version: int | None, linter: IncrementalLinter | None = None) -> list[types.Diagnostic]:
+    def diagnostics(self, text: str, path: str | None, version: int | None, open_file: OpenFile | None = None) -> list[types.Diagnostic]:
+        """The diagnostics of a file's text; ``open_file``: what its previous version left, reused where it still holds."""
         config = self.config_for(path)
         try:
-            findings = documents.lint(text, path, config, linter)
+            findings = documents.lint(text, path, config, open_file.linter if open_file else None)
         except Exception as error:  # a bug of ours must not take the editor's server down
-            if linter is not None:
-                linter.forget()  # start the next run from the text alone
+            if open_file is not None:
+                open_file.linter.forget()  # start the next run from the text alone
             self.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Error, message=f"tensorconv: {path or 'document'}: {traceback.format_exc()}")
             )
             findings = documents.internal_error(error, path, config)
         lines = Source(text=text).lines
-        return [self.diagnostic(finding, lines, version) for finding in findings]
+        if open_file is None:
+            return [self.diagnostic(finding, lines, version) for finding in findings]
+        # A finding on unchanged lines is the diagnostic it was: only the version it belongs to is new.
+        made: dict[tuple, types.Diagnostic] = {}
+        for finding in findings:
+            key = (finding, tuple(lines[line - 1] for line in lines_of(finding) if 0 < line <= len(lines)))
+            diagnostic = open_file.diagnostics.get(key)
+            if diagnostic is None:
+                diagnostic = self.diagnostic(finding, lines, version)
+            elif diagnostic.data["version"] != version:
+                diagnostic = attrs.evolve(diagnostic, data={**diagnostic.data, "version": version})
+            made[key] = diagnostic
+        open_file.diagnostics = made
+        return list(made.values())
 
     def publish_notebook(self, notebook: types.NotebookDocument) -> None:
         """Diagnostics for every Python code cell of a notebook (an empty list clears a cell's)."""
@@ -278,6 +301,17 @@ def units(text: str, encoding: str | None) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def lines_of(finding: Finding) -> set[int]:
+    """The lines whose text a finding's diagnostic is made from (its range, its evidence's and its fix's edits')."""
+    lines = {finding.start.line, finding.end.line}
+    for related in finding.related:
+        lines.update((related.start.line, related.end.line))
+    if finding.fix is not None:
+        for edit in finding.fix.edits:
+            lines.update((edit.start.line, edit.end.line))
+    return lines
+
+
 def fix_title(finding: Finding) -> str:
     assert finding.fix is not None
     unsafe = " (unsafe)" if finding.fix.applicability is Applicability.UNSAFE else ""
@@ -358,7 +392,7 @@ def build_server() -> TensorConvServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TensorConvServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.cancel(params.text_document.uri)
-        ls.linters.pop(params.text_document.uri, None)
+        ls.open_files.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
     # pygls keeps the notebook and its cells' texts in the workspace before these run.
