@@ -26,8 +26,12 @@ What a body's findings depend on besides its own text, and so what its key holds
   transitively: a name it mentions that another one defines (a call, whose result the
   inference summarises; a class, whose methods and ``__init__`` it reads; a module-level
   variable it reads), or a name it defines that another one mentions (a call of it, whose
-  arguments its parameters hold). The key holds the text and first line of every member of
-  that group, so an edit that adds or removes a line analyses again the groups below it.
+  arguments its parameters hold). The key holds the text of every member of that group and
+  their lines counted from the group's first one.
+
+So a group that an edit moves (a line added above it) keeps its key, and its findings move
+with it: their positions, and the lines their messages name, which the analysis writes
+through :meth:`Source.describe_line` with a mark that is renumbered here.
 
 A rule that reads a part of the file other than these (a new file-wide question) must add
 it to :func:`_file_key`.
@@ -41,13 +45,17 @@ from typing import NamedTuple
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.engine import RuleSet, needs_parse, parse, prepare_walk, unique_findings, unsuppressed, walk_deeply
-from flake8_tensorconv.findings import Finding
+from flake8_tensorconv.findings import Edit, Finding, Position, Related
 from flake8_tensorconv.source import Source
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WORD = re.compile(r"[^\W\d]\w*")
 # Calls that change a default for everything after them (torch.set_default_dtype, set_default_tensor_type, set_default_device).
 _FILE_WIDE = re.compile(r"\bset_default_\w+")
+# Around a line number in a message (`on line 12`), so that the number can follow a move of the
+# finding's group. A control character: a text that holds one is analysed as it is, and nothing is reused.
+_MARK = "\x1f"
+_MARKED_LINE = re.compile(f"{_MARK}(\\d+){_MARK}")
 
 
 class _Statement(NamedTuple):
@@ -80,8 +88,8 @@ class IncrementalLinter:
         self._parsed: _Parsed | None = None
         self._statements: dict[str, _Statement] = {}
         self._file_key: tuple | None = None
-        # (the group's key, the body's first line) -> the findings its walk reported, in order.
-        self._bodies: dict[tuple, tuple[Finding, ...]] = {}
+        # (its group's key, its place in the group) -> the first line of the group then, and the findings its walk reported.
+        self._bodies: dict[tuple, tuple[int, tuple[Finding, ...]]] = {}
 
     def lint(self, source: Source, settings: Settings, rules: RuleSet) -> list[Finding]:
         """The findings of ``source``, sorted by position. Raises ParseError."""
@@ -104,23 +112,24 @@ class IncrementalLinter:
         if file_key != self._file_key:
             self._file_key, self._bodies = file_key, {}
         units = [index for index, statement in enumerate(tree.body) if isinstance(statement, _DEFINITIONS)]
-        if any(statement.star for statement in statements):
-            keys: dict[int, tuple] = {}  # no body is kept: nothing is reused
+        marked = _MARK not in source.text
+        if any(statement.star for statement in statements) or not marked:
+            keys: dict[int, tuple[tuple, int]] = {}  # no body is kept: nothing is reused
         else:
             keys = _body_keys(units, spans, texts, statements)
-        interpreter, context = prepare_walk(source, facts, rules, settings)
+        interpreter, context = prepare_walk(_MarkedSource(source) if marked else source, facts, rules, settings)
         findings = context.findings
         walks_by_trigger = interpreter.walks
         unit_of = {id(tree.body[index]): index for index in units}
         current: list[object] = [None, 0, 0]  # the unit being walked, where its body's findings start and end
         kept = self._bodies
-        bodies: dict[tuple, tuple[Finding, ...]] = {}
+        bodies: dict[tuple, tuple[int, tuple[Finding, ...]]] = {}
 
         def walks(node: ast.AST) -> bool:
             if node is current[0]:
                 current[1] = current[2] = len(findings)
                 key = keys.get(unit_of[id(node)])
-                if key is not None and key in kept:
+                if key is not None and key[0] in kept:
                     return False
             return walks_by_trigger is None or walks_by_trigger(node)
 
@@ -138,25 +147,28 @@ class IncrementalLinter:
             for index, statement in enumerate(tree.body):
                 is_unit = isinstance(statement, _DEFINITIONS)
                 current[0] = statement if is_unit else None
-                before = len(findings)
-                current[1] = current[2] = before
+                current[1] = current[2] = len(findings)
                 interpreter.walk_statement(statement)
                 if not is_unit:
                     continue
-                key = keys.get(index)
+                key, base = keys.get(index, (None, 0))
                 start, end = current[1], current[2]
                 if key is not None and key in kept:
-                    findings[start:start] = kept[key]  # type: ignore[index]
-                    bodies[key] = kept[key]
+                    then, body = kept[key]
+                    if base != then:  # its group moved as a whole: so did what it reports
+                        body = tuple(_moved(finding, base - then) for finding in body)
+                    findings[start:start] = body  # type: ignore[index]
+                    bodies[key] = (base, body)
                     self.reused += 1
                 else:
                     if key is not None:
-                        bodies[key] = tuple(findings[start:end])  # type: ignore[misc]
+                        bodies[key] = (base, tuple(findings[start:end]))  # type: ignore[arg-type]
                     self.walked += 1
 
         walk_deeply(walk)
         self._bodies = bodies  # what this version has: an edit elsewhere reuses it
-        return unsuppressed(unique_findings(findings), source)
+        findings = unique_findings(findings)
+        return unsuppressed([_unmarked(finding) for finding in findings] if marked else findings, source)
 
     # ------------------------------------------------------------------ parsing
     def _parse(self, source: Source) -> ast.Module:
@@ -295,8 +307,8 @@ def _file_key(statements: list[_Statement], settings: Settings, rules: RuleSet) 
     )
 
 
-def _body_keys(units: list[int], spans: list[tuple[int, int]], texts: list[str], statements: list[_Statement]) -> dict[int, tuple]:
-    """Top-level statement index of each definition -> the key of its body's findings."""
+def _body_keys(units: list[int], spans: list[tuple[int, int]], texts: list[str], statements: list[_Statement]) -> dict[int, tuple[tuple, int]]:
+    """Top-level statement index of each definition -> the key of its body's findings, and the first line of its group."""
     count = len(statements)
     module = count  # one node for all module-level statements: they are walked in order, each from the one before
     unit_set = set(units)
@@ -328,13 +340,53 @@ def _body_keys(units: list[int], spans: list[tuple[int, int]], texts: list[str],
     for index in units:
         members.setdefault(root(index), []).append(index)
     module_root = root(module)
-    module_part = tuple((spans[index][0], texts[index]) for index in range(count) if index not in unit_set)
-    keys: dict[int, tuple] = {}
+    module_statements = [index for index in range(count) if index not in unit_set]
+    keys: dict[int, tuple[tuple, int]] = {}
     for group_root, group in members.items():
+        with_module = group_root == module_root and bool(module_statements)
+        # Lines count from the group's first one: a group that moves as a whole keeps its key.
+        base = min(spans[index][0] for index in (group + module_statements if with_module else group))
         group_key = (
-            tuple((spans[index][0], texts[index]) for index in group),
-            module_part if group_root == module_root else None,
+            tuple((spans[index][0] - base, texts[index]) for index in group),
+            tuple((spans[index][0] - base, texts[index]) for index in module_statements) if with_module else None,
         )
         for index in group:
-            keys[index] = (group_key, spans[index][0])
+            keys[index] = ((group_key, spans[index][0] - base), base)
     return keys
+
+
+class _MarkedSource(Source):
+    """The document's source, naming lines in messages with a mark that a move of the finding's group can renumber."""
+
+    def __init__(self, source: Source) -> None:
+        super().__init__(source.text, source.encoding, source.has_bom)
+        self.__dict__.update(source.__dict__)  # its lines and offsets, already worked out
+
+    def describe_line(self, line: int) -> str:
+        return f"line {_MARK}{line}{_MARK}"
+
+
+def _moved(finding: Finding, lines: int) -> Finding:
+    """``finding`` with its positions, evidence, edits and the lines its messages name moved down by ``lines``."""
+
+    def move(position: Position) -> Position:
+        return Position(position.line + lines, position.column)
+
+    def renumber(text: str) -> str:
+        return _MARKED_LINE.sub(lambda match: f"{_MARK}{int(match.group(1)) + lines}{_MARK}", text) if _MARK in text else text
+
+    fix = finding.fix
+    if fix is not None:
+        edits = tuple(Edit(move(edit.start), move(edit.end), edit.content) for edit in fix.edits)
+        fix = fix._replace(message=renumber(fix.message), edits=edits)
+    related = tuple(Related(move(item.start), move(item.end), renumber(item.message)) for item in finding.related)
+    return finding._replace(message=renumber(finding.message), start=move(finding.start), end=move(finding.end), fix=fix, related=related)
+
+
+def _unmarked(finding: Finding) -> Finding:
+    """The finding as the engine words it: ``line 12``."""
+    if _MARK not in finding.message and not finding.related and (finding.fix is None or _MARK not in finding.fix.message):
+        return finding
+    fix = finding.fix and finding.fix._replace(message=finding.fix.message.replace(_MARK, ""))
+    related = tuple(item._replace(message=item.message.replace(_MARK, "")) for item in finding.related)
+    return finding._replace(message=finding.message.replace(_MARK, ""), fix=fix, related=related)

@@ -184,3 +184,16 @@ def test_a_syntax_error_while_typing_is_the_error_a_fresh_parse_reports_and_the_
     assert incremental == outcome(lambda text: lint_source(Source(text=text), Settings(), rules), broken)
     assert incremental[0] == "ParseError"
     assert linter.lint(Source(text=CALLER_AND_HELPER), Settings(), rules) == lint_source(Source(text=CALLER_AND_HELPER), Settings(), rules)
+
+
+def test_a_line_added_above_a_group_moves_its_findings_and_the_lines_their_messages_name_without_walking_it():
+    linter = IncrementalLinter()
+    rules = select_rules(Settings())
+    text = CALLER_AND_HELPER.replace("requires_grad=True).detach()", "requires_grad=True)")
+    before = linter.lint(Source(text=text), Settings(), rules)
+    assert "on line 5," in before[0].message
+    moved = "# a comment on top\n" + text
+    after = linter.lint(Source(text=moved), Settings(), rules)
+    assert after == lint_source(Source(text=moved), Settings(), rules)
+    assert "on line 6," in after[0].message and after[0].start.line == before[0].start.line + 1
+    assert (linter.walked, linter.reused) == (0, 3)
