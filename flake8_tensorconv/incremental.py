@@ -172,7 +172,7 @@ class IncrementalLinter:
 
     # ------------------------------------------------------------------ parsing
     def _parse(self, source: Source) -> ast.Module:
-        lines = source.normalized.split("\n")
+        lines = source.lines  # split at every line break, as the normalized text is at its \n
         tree = _reparse(self._parsed, lines) if self._parsed is not None else None
         if tree is None:
             self._parsed = None
