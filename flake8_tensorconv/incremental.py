@@ -34,7 +34,10 @@ with it: their positions, and the lines their messages name, which the analysis 
 through :meth:`Source.describe_line` with a mark that is renumbered here.
 
 A rule that reads a part of the file other than these (a new file-wide question) must add
-it to :func:`_file_key`.
+it to :func:`_file_key`. And as the engine's own pruned walk does (functions without a
+trigger are not walked), this relies on the inference's lazily made summaries not depending
+on which function asks for them first: bodies taken from the previous run are not walked,
+so the others may ask first.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ _MARKED_LINE = re.compile(f"{_MARK}(\\d+){_MARK}")
 
 
 class _Statement(NamedTuple):
-    """What the keys need of one top-level statement; a function of its text alone, so kept by text."""
+    """What the keys need of one top-level statement; a function of its text alone (and of where in it the statement starts)."""
 
     words: frozenset[str]  # every identifier-like word of its text, comments and strings included
     defines: frozenset[str]  # the names of the functions and classes in it; for a module statement, every name it binds
@@ -86,7 +89,7 @@ class IncrementalLinter:
     def forget(self) -> None:
         """Drop what is kept from earlier texts: the next run analyses its text from scratch."""
         self._parsed: _Parsed | None = None
-        self._statements: dict[str, _Statement] = {}
+        self._statements: dict[tuple[str, int, int], _Statement] = {}
         self._file_key: tuple | None = None
         # (its group's key, its place in the group) -> the first line of the group then, and the findings its walk reported.
         self._bodies: dict[tuple, tuple[int, tuple[Finding, ...]]] = {}
@@ -105,9 +108,11 @@ class IncrementalLinter:
         lines = self._parsed.lines  # type: ignore[union-attr]
         spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in tree.body]
         texts = ["\n".join(lines[first - 1 : last]) for first, last in spans]
+        # Statements that share a line (`net = build(); size = 3`) share its text: where each starts tells them apart.
+        where = [(text, statement.lineno - first, statement.col_offset) for statement, text, (first, _) in zip(tree.body, texts, spans)]
         known = self._statements
-        statements = [known.get(text) or _describe(statement, text) for statement, text in zip(tree.body, texts)]
-        self._statements = dict(zip(texts, statements))  # what the next version may share with this one
+        statements = [known.get(place) or _describe(statement, place[0]) for statement, place in zip(tree.body, where)]
+        self._statements = dict(zip(where, statements))  # what the next version may share with this one
         file_key = _file_key(statements, settings, rules)
         if file_key != self._file_key:
             self._file_key, self._bodies = file_key, {}
@@ -252,6 +257,10 @@ def _describe(statement: ast.stmt, text: str) -> _Statement:
             defines.update(node.names)
         elif not is_unit and isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             defines.add(node.id)  # a module-level variable, which the functions after it start from
+        elif not is_unit and isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            defines.add(node.name)
+        elif not is_unit and isinstance(node, ast.MatchMapping) and node.rest:
+            defines.add(node.rest)
         elif not is_unit and isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
             root = node.value
             while isinstance(root, (ast.Attribute, ast.Subscript)):

@@ -197,3 +197,13 @@ def test_a_line_added_above_a_group_moves_its_findings_and_the_lines_their_messa
     assert after == lint_source(Source(text=moved), Settings(), rules)
     assert "on line 6," in after[0].message and after[0].start.line == before[0].start.line + 1
     assert (linter.walked, linter.reused) == (0, 3)
+
+
+def test_statements_that_share_a_line_are_told_apart():
+    # `net` is bound by the first statement of its line: `f` reads it, so `f` depends on `build`.
+    text = "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2)\n\n\nnet = build(); size = 3\n\n\ndef f(x):\n    return net(x).numpy()\n"
+    linter = IncrementalLinter()
+    rules = select_rules(Settings())
+    for version in (text, text + "\n", text.replace("return torch.nn.Linear(2, 2)", "return 3")):
+        assert linter.lint(Source(text=version), Settings(), rules) == lint_source(Source(text=version), Settings(), rules)
+    assert linter.walked == 2
