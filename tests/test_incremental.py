@@ -1,9 +1,10 @@
 """The language server's incremental analysis gives exactly what a fresh analysis of the same text gives.
 
 A document is made of rule fixtures (every rule's sources, sinks and cross-function flows)
-and edited at random, line by line as an editor does: lines deleted, duplicated, moved,
-typed in from other fixtures, names renamed (which links and unlinks functions), digits
-changed, `# noqa` added. After every edit the findings of one :class:`IncrementalLinter`
+(or a file of functions, a class and module-level names that use each other) and edited at
+random, line by line as an editor does: lines deleted, duplicated, moved, joined, typed in
+from the fixtures, names renamed (which links and unlinks functions), digits changed,
+`# noqa` added. After every edit the findings of one :class:`IncrementalLinter`
 that saw every version must equal :func:`lint_source` on the text alone, and the tree it
 reparsed must be the tree ``ast.parse`` makes.
 """
@@ -23,10 +24,11 @@ from flake8_tensorconv.engine import ParseError, lint_source, select_rules
 from flake8_tensorconv.incremental import IncrementalLinter
 from flake8_tensorconv.source import Source
 
+LINKED_WORDS = "build net size buffer Model forward last history helper convert caller batch"  # LINKED's own names
 FIXTURES = sorted(Path(__file__).resolve().parent.parent.joinpath("fixtures").glob("TCV*/*.py"))
 TEXTS = [path.read_text(encoding="utf-8") for path in FIXTURES]
 LINES = sorted({line for text in TEXTS for line in text.splitlines() if line.strip()})
-WORDS = sorted({word for text in TEXTS for word in re.findall(r"\b[a-z_][a-z_0-9]*\b", text)} - {"def", "class", "return", "import", "from"})
+WORDS = sorted({word for text in [*TEXTS, LINKED_WORDS] for word in re.findall(r"\b[A-Za-z_]\w*\b", text)} - {"def", "class", "return", "import", "from"})
 EVERYTHING = Settings(select=("ALL",))
 # Edit sequences per property (a long hunt: TENSORCONV_INCREMENTAL_EXAMPLES=3000).
 EXAMPLES = int(os.environ.get("TENSORCONV_INCREMENTAL_EXAMPLES", "60"))
@@ -43,6 +45,54 @@ def step_{n}(model, batch, labels):
 
 '''
 DENSE = "import numpy as np\nimport torch\n\n\n" + "".join(DENSE_FUNCTION.format(n=n) for n in range(6))
+# Functions, a class and module-level names that depend on each other, for edits to link and unlink.
+LINKED = '''\
+import numpy as np
+import torch
+from torch import nn
+
+
+def build(width):
+    return nn.Linear(width, 2)
+
+
+net = build(3); size = 3
+buffer = torch.zeros(size)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.history = []
+
+    def forward(self, batch):
+        out = self.fc(batch)
+        self.history.append(out)
+        return out
+
+    def last(self):
+        return self.history[-1].numpy()
+
+
+def helper(size):
+    return torch.ones(size, requires_grad=True)
+
+
+def convert(x):
+    values = helper(x).numpy()
+    table = torch.Tensor(np.arange(size))
+    return net(buffer).numpy(), values, table
+
+
+def caller(model, batch):
+    with torch.no_grad():
+        return convert(model(batch))
+
+
+if __name__ == "__main__":
+    print(caller(Model(), torch.ones(1, 3)))
+'''
 
 
 def outcome(lint, text: str):
@@ -71,24 +121,28 @@ def edit(lines: list[str], operation: tuple) -> list[str]:
         elif kind == "move":
             line = lines.pop(index)
             lines.insert(len(payload) % (len(lines) + 1), line)
-        elif kind == "rename":
-            old, new = payload
-            lines[index] = re.sub(rf"\b{re.escape(old)}\b", new, lines[index])
+        elif kind == "rename":  # one of the line's names becomes another name
+            which, new = payload
+            names = re.findall(r"\b[A-Za-z_]\w*\b", lines[index])
+            if names:
+                lines[index] = re.sub(rf"\b{names[which % len(names)]}\b", new, lines[index])
         elif kind == "digit":
             lines[index] = re.sub(r"\d", payload, lines[index], count=1)
         elif kind == "noqa":
             lines[index] += "  # noqa"
         elif kind == "blank":
             lines.insert(index, "")
+        elif kind == "join" and index + 1 < len(lines):  # two statements on one line, when both are simple
+            lines[index : index + 2] = [f"{lines[index]}; {lines[index + 1].strip()}"]
     return lines
 
 
 OPERATIONS = st.one_of(
     st.tuples(st.just("insert"), st.integers(0, 10_000), st.sampled_from(LINES)),
     st.tuples(st.just("replace"), st.integers(0, 10_000), st.sampled_from(LINES)),
-    st.tuples(st.sampled_from(["delete", "duplicate", "noqa", "blank"]), st.integers(0, 10_000), st.just("")),
+    st.tuples(st.sampled_from(["delete", "duplicate", "noqa", "blank", "join"]), st.integers(0, 10_000), st.just("")),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.text(alphabet="x", max_size=40)),
-    st.tuples(st.just("rename"), st.integers(0, 10_000), st.tuples(st.sampled_from(WORDS), st.sampled_from(WORDS))),
+    st.tuples(st.just("rename"), st.integers(0, 10_000), st.tuples(st.integers(0, 100), st.sampled_from(LINKED_WORDS.split()) | st.sampled_from(WORDS))),
     st.tuples(st.just("digit"), st.integers(0, 10_000), st.sampled_from("0123456789")),
 )
 
@@ -120,9 +174,9 @@ def test_random_edits_of_fixtures_give_the_findings_of_a_fresh_analysis(fixtures
 
 
 @settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(operations=st.lists(OPERATIONS, min_size=1, max_size=8))
-def test_random_edits_of_a_dense_file_give_the_findings_of_a_fresh_analysis(operations: list[tuple]):
-    check_sequence(DENSE, operations, Settings())
+@given(base=st.sampled_from([DENSE, LINKED]), operations=st.lists(OPERATIONS, min_size=1, max_size=8), every_rule=st.booleans())
+def test_random_edits_of_linked_and_dense_files_give_the_findings_of_a_fresh_analysis(base: str, operations: list[tuple], every_rule: bool):
+    check_sequence(base, operations, EVERYTHING if every_rule else Settings())
 
 
 def test_a_change_inside_one_function_walks_that_function_alone():
