@@ -106,7 +106,7 @@ class IncrementalLinter:
         if not facts.imports_torch:
             return []
         lines = self._parsed.lines  # type: ignore[union-attr]
-        spans = [(_first_line(statement), statement.end_lineno or statement.lineno) for statement in tree.body]
+        spans = [(_first_line(statement, lines), statement.end_lineno or statement.lineno) for statement in tree.body]
         texts = ["\n".join(lines[first - 1 : last]) for first, last in spans]
         # Statements that share a line (`net = build(); size = 3`) share its text: where each starts tells them apart.
         where = [(text, statement.lineno - first, statement.col_offset) for statement, text, (first, _) in zip(tree.body, texts, spans)]
@@ -186,9 +186,16 @@ class IncrementalLinter:
         return tree
 
 
-def _first_line(statement: ast.stmt) -> int:
+def _first_line(statement: ast.stmt, lines: list[str]) -> int:
+    """The line a top-level statement starts on: for a decorated one, its first ``@``."""
     decorators = getattr(statement, "decorator_list", None)
-    return decorators[0].lineno if decorators else statement.lineno
+    if not decorators:
+        return statement.lineno  # a statement's position includes its opening brackets
+    # A decorator's position is its expression's, which may start below its `@` (`@(` on a line of its own).
+    line = decorators[0].lineno
+    while line > 1 and not lines[line - 1].lstrip().startswith("@"):
+        line -= 1
+    return line
 
 
 def _reparse(previous: _Parsed, lines: list[str]) -> ast.Module | None:
@@ -213,7 +220,7 @@ def _reparse(previous: _Parsed, lines: list[str]) -> ast.Module | None:
     region_end, end_index = len(old) + 1, len(body)
     previous_end = 0
     for index, statement in enumerate(body):
-        first = _first_line(statement)
+        first = _first_line(statement, old)
         if first > previous_end:
             if first <= first_changed:
                 region_start, first_index = first, index
