@@ -24,9 +24,11 @@ from flake8_tensorconv.engine import ParseError, lint_source, select_rules
 from flake8_tensorconv.incremental import IncrementalLinter
 from flake8_tensorconv.source import Source
 
-LINKED_WORDS = "build net size buffer Model forward last history helper convert caller batch"  # LINKED's own names
+LINKED_WORDS = "build net size buffer Model forward last history helper convert caller evaluate batch"  # LINKED's own names
 FIXTURES = sorted(Path(__file__).resolve().parent.parent.joinpath("fixtures").glob("TCV*/*.py"))
 TEXTS = [path.read_text(encoding="utf-8") for path in FIXTURES]
+# Lines that open or close what spans lines (brackets, strings, blocks, decorators): the reparse must not split them.
+FRAGMENTS = ["(", ")", "x = [", "]", '"""', "'''", "@(", "@torch.no_grad()", "else:", "    pass", "if x:", "def g():", "class C:", "y = 1 \\", "#", "\f"]
 LINES = sorted({line for text in TEXTS for line in text.splitlines() if line.strip()})
 WORDS = sorted({word for text in [*TEXTS, LINKED_WORDS] for word in re.findall(r"\b[A-Za-z_]\w*\b", text)} - {"def", "class", "return", "import", "from"})
 EVERYTHING = Settings(select=("ALL",))
@@ -90,6 +92,11 @@ def caller(model, batch):
         return convert(model(batch))
 
 
+@torch.no_grad()
+def evaluate(model, batch):
+    return model(batch).numpy(), Model().last()
+
+
 if __name__ == "__main__":
     print(caller(Model(), torch.ones(1, 3)))
 '''
@@ -138,8 +145,7 @@ def edit(lines: list[str], operation: tuple) -> list[str]:
 
 
 OPERATIONS = st.one_of(
-    st.tuples(st.just("insert"), st.integers(0, 10_000), st.sampled_from(LINES)),
-    st.tuples(st.just("replace"), st.integers(0, 10_000), st.sampled_from(LINES)),
+    st.tuples(st.sampled_from(["insert", "replace"]), st.integers(0, 10_000), st.sampled_from(LINES) | st.sampled_from(FRAGMENTS)),
     st.tuples(st.sampled_from(["delete", "duplicate", "noqa", "blank", "join"]), st.integers(0, 10_000), st.just("")),
     st.tuples(st.just("move"), st.integers(0, 10_000), st.text(alphabet="x", max_size=40)),
     st.tuples(st.just("rename"), st.integers(0, 10_000), st.tuples(st.integers(0, 100), st.sampled_from(LINKED_WORDS.split()) | st.sampled_from(WORDS))),
