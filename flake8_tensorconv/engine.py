@@ -152,7 +152,7 @@ def prepare_walk(source: Source, facts: FileFacts, rules: RuleSet, settings: Set
 
 
 def walk_deeply(walk: Callable[[], None]) -> None:
-    """Run a walk of the interpreter; a file nested too deeply for it is reported, not raised."""
+    """Run a walk of the interpreter; a file nested too deeply for it raises ParseError, not RecursionError."""
     # Each nesting level of an expression costs a few Python frames in the interpreter.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, ANALYSIS_RECURSION_LIMIT))
