@@ -16,6 +16,7 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,6 +170,8 @@ def check_sequence(base: str, operations: list[tuple], settings_: Settings) -> N
             assert ast.dump(parsed.tree, include_attributes=True) == ast.dump(ast.parse(Source(text=text).normalized), include_attributes=True)
 
 
+# Typed-in lines hold escapes such as "\\w" outside raw strings, which Python warns about when it parses them.
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     fixtures=st.lists(st.sampled_from(TEXTS), min_size=1, max_size=3),
@@ -179,6 +182,7 @@ def test_random_edits_of_fixtures_give_the_findings_of_a_fresh_analysis(fixtures
     check_sequence("\n".join(fixtures), operations, EVERYTHING if every_rule else Settings())
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
 @settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.sampled_from([DENSE, LINKED]), operations=st.lists(OPERATIONS, min_size=1, max_size=8), every_rule=st.booleans())
 def test_random_edits_of_linked_and_dense_files_give_the_findings_of_a_fresh_analysis(base: str, operations: list[tuple], every_rule: bool):
