@@ -180,7 +180,8 @@ class IncrementalLinter:
         lines = source.lines  # split at every line break, as the normalized text is at its \n
         tree = _reparse(self._parsed, lines) if self._parsed is not None else None
         if tree is None:
-            self._parsed = None
+            # Raises ParseError for a text that does not parse (half-typed code): the last text
+            # that did stays, and the next one, a few keys later, is compared with it.
             tree = parse(source)
         self._parsed = _Parsed(lines, tree)
         return tree

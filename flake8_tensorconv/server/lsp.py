@@ -49,8 +49,10 @@ class OpenFile:
 
     def __init__(self) -> None:
         self.linter = IncrementalLinter()
-        # Its diagnostics, by finding and the text of the lines the finding names.
+        # Its diagnostics, by finding and the text of the lines the finding names; and those of
+        # the version before, which come back after a version that does not parse (TCV001 alone).
         self.diagnostics: dict[tuple, PublishedDiagnostic] = {}
+        self.earlier: dict[tuple, PublishedDiagnostic] = {}
 
 
 @attrs.define
@@ -148,13 +150,13 @@ class TensorConvServer(LanguageServer):
         made: dict[tuple, PublishedDiagnostic] = {}
         for finding in findings:
             key = (finding, tuple(lines[line - 1] for line in lines_of(finding) if 0 < line <= len(lines)))
-            diagnostic = open_file.diagnostics.get(key)
+            diagnostic = open_file.diagnostics.get(key) or open_file.earlier.get(key)
             if diagnostic is None:
                 diagnostic = self.diagnostic(finding, lines, version)
             elif diagnostic.data["version"] != version:
                 diagnostic = diagnostic.for_version(version)
             made[key] = diagnostic
-        open_file.diagnostics = made
+        open_file.diagnostics, open_file.earlier = made, open_file.diagnostics
         return list(made.values())
 
     def publish_notebook(self, notebook: types.NotebookDocument) -> None:
