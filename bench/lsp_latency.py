@@ -1,17 +1,24 @@
 """How long `tensorconv server` takes to publish diagnostics after a change, over stdio.
 
-    python bench/lsp_latency.py [--lines 2000] [--changes 100] [--warmup 10]
+    python bench/lsp_latency.py [--lines 2000] [--changes 100] [--warmup 10] [--edit digit|line] [--debounce-ms 0]
 
 Starts the real server (``python -m flake8_tensorconv server``) the way an editor does,
 opens a generated file of about ``--lines`` lines in which every function converts
 between torch and NumPy (every rule's trigger is written many times, and most lines are
-analysed), and then, ``--warmup`` times untimed and ``--changes`` times timed, edits one
-line in the middle of the file (an incremental change) and waits for the diagnostics of
-that version. The debounce is set to 0 through ``initializationOptions``, so that the
-figure is the server's own work: an editor with the default debounce (200 ms) sees
-diagnostics that much later, once typing pauses. Prints p50 / p95 / max in milliseconds
-the server's mean CPU time per change (from /proc, where there is one: on a shared machine the
-wall figures also hold time spent waiting for a core), and the target (p95 <= 50 ms).
+analysed), and then, ``--warmup`` times untimed and ``--changes`` times timed, edits the
+middle of the file (an incremental change) and waits for the diagnostics of that version.
+
+``--edit digit`` (the default) changes a digit in a function's body, as typing in a line
+does; ``--edit line`` adds a line there and removes it at the next change, as Enter and
+Backspace do, which moves everything below it.
+
+Latency is the time from writing the ``didChange`` notification to reading the
+``publishDiagnostics`` of its version, minus the debounce: the server waits that long
+after a change on purpose (to lint once when typing pauses), and ``--debounce-ms`` sets it
+through ``initializationOptions`` (0 by default, so that nothing is subtracted). Prints
+p50 / p95 / max in milliseconds, the server's mean CPU time per change (from /proc, where
+there is one: on a shared machine the wall figures also hold time spent waiting for a
+core), and the target (p95 <= 50 ms).
 """
 
 from __future__ import annotations
@@ -118,7 +125,7 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(lines: int, changes: int, warmup: int) -> tuple[list[float], float | None, int, int]:
+def measure(lines: int, changes: int, warmup: int, edit: str = "digit", debounce_ms: float = 0.0) -> tuple[list[float], float | None, int, int]:
     text = generated_file(lines)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "dense.py"
@@ -127,7 +134,7 @@ def measure(lines: int, changes: int, warmup: int) -> tuple[list[float], float |
         server = Server()
         request = server.send(
             "initialize",
-            {"processId": None, "rootUri": Path(folder).as_uri(), "capabilities": {}, "initializationOptions": {"debounceMs": 0}},
+            {"processId": None, "rootUri": Path(folder).as_uri(), "capabilities": {}, "initializationOptions": {"debounceMs": debounce_ms}},
             request=True,
         )
         server.wait_for(lambda message: message.get("id") == request)
@@ -144,12 +151,17 @@ def measure(lines: int, changes: int, warmup: int) -> tuple[list[float], float |
         for version in range(2, 2 + warmup + changes):
             if version == 2 + warmup:
                 cpu_before = cpu_seconds(server.process.pid)
-            change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}}, "text": str(version % 10)}
+            if edit == "line" and version % 2:  # remove the empty line the previous change added
+                change = {"range": {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}, "text": ""}
+            elif edit == "line":
+                change = {"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "text": "\n"}
+            else:
+                change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}}, "text": str(version % 10)}
             started = time.perf_counter()
             server.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
             server.wait_for(lambda message, v=version: message.get("method") == "textDocument/publishDiagnostics" and message["params"].get("version") == v)
             if version >= 2 + warmup:
-                timings.append((time.perf_counter() - started) * 1000)
+                timings.append((time.perf_counter() - started) * 1000 - debounce_ms)
         cpu_after = cpu_seconds(server.process.pid)
         cpu_per_change = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000 / changes
         server.close()
@@ -161,12 +173,14 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--edit", choices=("digit", "line"), default="digit", help="change a digit (default), or add and remove a line")
+    parser.add_argument("--debounce-ms", type=float, default=0.0, help="the server's debounce, subtracted from each timing (default 0)")
     args = parser.parse_args()
-    timings, cpu_per_change, lines, findings = measure(args.lines, args.changes, args.warmup)
+    timings, cpu_per_change, lines, findings = measure(args.lines, args.changes, args.warmup, args.edit, args.debounce_ms)
     quantiles = statistics.quantiles(timings, n=100, method="inclusive")
     p50, p95 = statistics.median(timings), quantiles[94]
-    print(f"file: {lines} lines, {findings} diagnostics; {len(timings)} timed changes after {args.warmup} untimed")
-    print(f"diagnostics after a change: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {max(timings):.1f} ms")
+    print(f"file: {lines} lines, {findings} diagnostics; {len(timings)} timed changes ({args.edit}) after {args.warmup} untimed")
+    print(f"diagnostics after a change, minus the {args.debounce_ms:g} ms debounce: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {max(timings):.1f} ms")
     if cpu_per_change is not None:
         # What the server itself spent: on a loaded machine the wall figures above also hold time spent waiting for a core.
         print(f"server CPU time per change (mean): {cpu_per_change:.1f} ms")

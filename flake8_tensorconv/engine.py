@@ -12,7 +12,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.config import Settings
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Position
@@ -20,6 +20,9 @@ from flake8_tensorconv.prefilter import Triggers
 from flake8_tensorconv.rules import ALL_RULES
 from flake8_tensorconv.rules.base import Context, Rule
 from flake8_tensorconv.source import Source, SourceError
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference import FileFacts, Interpreter
 
 MAX_FIX_PASSES = 10
 ANALYSIS_RECURSION_LIMIT = 20_000
@@ -107,18 +110,30 @@ def lint_source(
     if tree is None:
         tree = parse(source)
     findings = run_rules(source, tree, rules, settings)
-    if honour_noqa:
-        findings = [finding for finding in findings if not _suppressed(finding, source)]
-    return findings
+    return unsuppressed(findings, source) if honour_noqa else findings
+
+
+def unsuppressed(findings: Sequence[Finding], source: Source) -> list[Finding]:
+    """The findings that no ``# noqa`` on their line silences."""
+    return [finding for finding in findings if not _suppressed(finding, source)]
 
 
 def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settings) -> list[Finding]:
     # Imported here so that files the prefilter drops never pay for the interpreter.
-    from flake8_tensorconv.inference import Interpreter, analyze_file_facts
+    from flake8_tensorconv.inference import analyze_file_facts
 
     facts = analyze_file_facts(tree, source.text)
     if not facts.imports_torch:
         return []
+    interpreter, context = prepare_walk(source, facts, rules, settings)
+    walk_deeply(interpreter.walk_module)
+    return unique_findings(context.findings)
+
+
+def prepare_walk(source: Source, facts: FileFacts, rules: RuleSet, settings: Settings) -> tuple[Interpreter, Context]:
+    """The interpreter that walks the file, with the enabled rules listening; the context collects their findings."""
+    from flake8_tensorconv.inference import Interpreter
+
     handlers: dict[str, list] = {}
     for rule in rules.rules:
         instance = rule(settings)
@@ -133,16 +148,25 @@ def run_rules(source: Source, tree: ast.Module, rules: RuleSet, settings: Settin
             handler(node, context)
 
     interpreter.listener = listener
+    return interpreter, context
+
+
+def walk_deeply(walk: Callable[[], None]) -> None:
+    """Run a walk of the interpreter; a file nested too deeply for it raises ParseError, not RecursionError."""
     # Each nesting level of an expression costs a few Python frames in the interpreter.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, ANALYSIS_RECURSION_LIMIT))
     try:
-        interpreter.walk_module()
+        walk()
     except RecursionError:
         raise ParseError("too deeply nested to analyse") from None
     finally:
         sys.setrecursionlimit(limit)
-    unique = {(f.code, f.start, f.end): f for f in context.findings}
+
+
+def unique_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """One finding per code and range (the last one reported), sorted by position."""
+    unique = {(f.code, f.start, f.end): f for f in findings}
     return sorted(unique.values(), key=lambda finding: finding.sort_key)
 
 

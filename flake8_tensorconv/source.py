@@ -57,12 +57,13 @@ class Source:
     @cached_property
     def lines(self) -> list[str]:
         """Lines without their line breaks, index 0 is line 1."""
-        return _LINE_BREAK.split(self.text)
+        # Most files end their lines with \n alone: str.split is several times faster than the pattern.
+        return self.text.split("\n") if "\r" not in self.text else _LINE_BREAK.split(self.text)
 
     @cached_property
     def normalized(self) -> str:
         """The text with every line break as ``\\n`` (same line numbering)."""
-        return _LINE_BREAK.sub("\n", self.text)
+        return self.text if "\r" not in self.text else _LINE_BREAK.sub("\n", self.text)
 
     def offset(self, position: Position) -> int:
         return self.line_starts[position.line - 1] + position.column

@@ -180,6 +180,41 @@ async def test_an_incremental_change_is_linted_again(client: LanguageClient, tmp
     assert (diagnostic.code, diagnostic.data["version"]) == ("TCV101", 2)
 
 
+HELPER_AND_CALLER = """\
+import torch
+
+
+def helper(size):
+    return torch.ones(size, requires_grad=True).detach()
+
+
+def convert(size):
+    return helper(size).numpy()
+
+
+def other(model, batch):
+    return model(batch).numpy()
+"""
+
+
+async def test_a_change_in_a_helper_reports_in_its_caller_and_keeps_the_other_diagnostics_current(client: LanguageClient, tmp_path: Path):
+    # The server analyses again only what a change can affect: the caller of an edited helper is among it.
+    path = tmp_path / "helpers.py"
+    uri = path.as_uri()
+    (other,) = await open_document(client, path, HELPER_AND_CALLER)
+    assert other.range.start.line == 12
+    removal = types.Range(start=types.Position(4, 47), end=types.Position(4, 56))  # `.detach()`
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangePartial(range=removal, text="")],
+        )
+    )
+    diagnostics = await diagnostics_for(client, uri)
+    assert [(d.range.start.line, d.data["version"]) for d in diagnostics] == [(8, 2), (12, 2)]
+    assert "on line 5" in diagnostics[0].message  # the helper's line, where the tensor that requires grad is made
+
+
 async def test_quick_fix_applied_makes_the_diagnostic_go_away(client: LanguageClient, tmp_path: Path):
     path = tmp_path / "fix.py"
     uri = path.as_uri()

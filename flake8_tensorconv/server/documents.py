@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flake8_tensorconv.config import ConfigError, Settings, find_config, load_config
 from flake8_tensorconv.engine import ParseError, fix_source, lint_source, select_rules
 from flake8_tensorconv.findings import Edit, Finding, Position
+from flake8_tensorconv.incremental import IncrementalLinter
 from flake8_tensorconv.source import Source
 
 if TYPE_CHECKING:
@@ -61,11 +62,16 @@ class ConfigStore:
         self._by_pyproject.clear()
 
 
-def lint(text: str, path: str | None, config: DocumentConfig) -> list[Finding]:
-    """The findings the CLI would report for this text; a file that does not parse gives TCV001 (if enabled)."""
+def lint(text: str, path: str | None, config: DocumentConfig, linter: IncrementalLinter | None = None) -> list[Finding]:
+    """The findings the CLI would report for this text; a file that does not parse gives TCV001 (if enabled).
+
+    ``linter``: the document's :class:`IncrementalLinter`, which analyses again only what changed since its last text.
+    """
     relative = config.relative(path)
     rules = select_rules(config.settings, relative)
     try:
+        if linter is not None:
+            return linter.lint(Source(text=text), config.settings, rules)
         return lint_source(Source(text=text), config.settings, rules)
     except ParseError as error:
         if not _enabled(UNPARSABLE, config, relative):
