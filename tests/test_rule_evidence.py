@@ -98,8 +98,8 @@ def test_data_of_a_project_class_is_not_tensor_data(code):
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("count = np.array(3)\nt = torch.Tensor(count)\n", "TCV202"),
-        ("count = np.int64(3)\nt = torch.FloatTensor(count)\n", "TCV202"),
+        ("count = np.array(3)\nt = torch.Tensor(count)\nprint(t)\n", "TCV202"),
+        ("count = np.int64(3)\nt = torch.FloatTensor(count)\nprint(t + 1)\n", "TCV202"),
         ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV211"),  # a bool is a value: tensor(1.), nothing lost
         ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV211"),  # float64 -> float32: the default rounding
         ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),  # int64 data turned into floats
@@ -376,6 +376,21 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(n, hidden):\n    return torch.nn.Parameter(torch.FloatTensor(n, hidden))\n", True),  # two args: sizes
         ("def f(n):\n    ids = torch.LongTensor(n, 2)\n    for i in range(n):\n        ids[i] = i\n    return ids\n", False),
         ("w = torch.nn.Parameter(torch.Tensor(2, 3))\ntorch.nn.init.zeros_(w)\n", False),
+        # Whatever the number of sizes, a read before any write is reported...
+        ("x = torch.FloatTensor(3, 4)\ny = torch.exp(x)\nprint(y)\n", True),
+        ("g = torch.FloatTensor(3, 4)\nz = torch.ones(3, 4, requires_grad=True)\nz.backward(g)\n", True),
+        ("def f(n):\n    noise = torch.LongTensor(n, 2) % 7\n    return noise\n", True),
+        ("x = torch.Tensor(2, 3)\nx, x.t()\n", True),  # computed with, then shown
+        ("x = torch.Tensor(2, 3).cuda()\nx.add_(1)\n", True),  # an in-place op that reads
+        # ... and not when only the shape, dtype or device is used, or the first use writes.
+        ("x = torch.Tensor(2, 3)\nprint(x)\n", False),  # a shape shown on purpose
+        ("x = torch.Tensor(2, 3)\ny = torch.squeeze(x)\nprint(x.size(), y.size())\n", False),
+        ("x = torch.Tensor(2, 3)\nx = x.cuda()\nx.fill_(0)\nprint(x)\n", False),
+        ("x = torch.Tensor(4)\nx[:2].fill_(0)\nprint(x)\n", False),  # a view written first
+        ("x = torch.Tensor(2, 3)\ntorch.rand(2, 3, out=x)\nprint(x)\n", False),
+        ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
+        ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
+        ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
     ],
 )
 def test_legacy_constructor_size_reports_reads_of_uninitialised_memory(code, reported):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
@@ -186,34 +187,75 @@ INITIALISERS = frozenset(
     "set_ resize_ orthogonal_".split()
 )
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Wrappers whose result is the allocation itself, still to be initialised.
+_WRAPPERS = _PARAMETER_CLASSES | {"torch.autograd.Variable", "torch.autograd.variable.Variable"}
 # Calls after the allocation whose result is still to be initialised (a device move, a cast).
-_KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous"})
+_KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous", "requires_grad_"})
+# What reads only the allocation's metadata, never its values.
+_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout", "requires_grad", "is_leaf", "grad", "grad_fn"})
+_SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"})
+_SHAPE_FUNCTIONS = frozenset({"len", "isinstance", "type", "id", "hasattr"})
+# Views: writing into one writes the allocation.
+_VIEWS = frozenset(
+    "view reshape t T mT transpose permute squeeze unsqueeze expand flatten narrow select view_as reshape_as expand_as".split()
+)
+# Calls that keep their argument somewhere the analysis does not follow.
+_STORES = frozenset({"append", "extend", "insert", "add", "register_buffer", "register_parameter", "setattr", "setdefault", "update", "add_module"})
+_DISPLAYS = frozenset({"print", "display", "repr", "str"})
+# A callee named for writing its argument: `init_weights(w)`, `glorot(w)` from an `inits` module,
+# `self.reset(w)`, `fill_buffer(w)`, `load_weights(w)`.
+_WRITER_WORDS = ("init", "fill", "reset", "load", "copy")
+# torch.nn.init's functions, also under another module's name (timm's `trunc_normal_`, a project's `init`).
+_INIT_FUNCTIONS = frozenset(
+    "uniform_ normal_ trunc_normal_ constant_ ones_ zeros_ eye_ dirac_ xavier_uniform_ xavier_normal_ "
+    "kaiming_uniform_ kaiming_normal_ orthogonal_ sparse_ glorot zeros ones".split()
+)
+
+
+class Use(enum.Enum):
+    """What happens first to an allocation's values."""
+
+    WRITE = "write"  # something overwrites them before anything reads them
+    SHAPE = "shape"  # only its shape, dtype or device is used, or nothing at all
+    DISPLAY = "display"  # printed, or the value of a notebook cell: shown, not computed with
+    READ = "read"  # used as an operand, passed on, returned
+    UNKNOWN = "unknown"  # kept somewhere the analysis does not follow
+    PARAMETER = "parameter"  # a module's parameter that nothing in the file initialises
+
+
+class Fate(NamedTuple):
+    use: Use
+    node: ast.AST | None = None  # the expression that reads or shows the values
+
+
+_SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
+_DEPTH = 6  # how far one allocation is followed through names and results
 
 
 class Initialisation:
-    """Which legacy allocations are initialised before anyone reads them.
+    """Whether a legacy allocation's uninitialised values are read before anything writes them.
 
-    ``torch.FloatTensor(n).uniform_(-1, 1)``, ``w = nn.Parameter(torch.Tensor(3, 4))`` with
-    ``nn.init.xavier_uniform_(w)`` later in the scope, or ``self.w = ...`` with an
-    initialiser on ``self.w`` in any method of the class (``reset_parameters``).
+    Follows the allocation through names (the def-use index of its scope), views, casts and
+    wrappers (``nn.Parameter``); an allocation stored on ``self`` is initialised when any
+    initialiser of the file writes an attribute of that name (``nn.init.normal_(module.w)``
+    in another class's ``_init_weights``), or a method of its class initialises every parameter.
     Built once per file, on the first question.
     """
 
     def __init__(self, tree: ast.Module) -> None:
         self.parents: dict[int, ast.AST] = {}
         self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
-        self.scopes: dict[int, ast.AST] = {}  # a node -> its innermost function (or the module)
-        stack: list[tuple[ast.AST, ast.ClassDef | None, ast.AST]] = [(tree, None, tree)]
+        stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
         while stack:
-            node, cls, scope = stack.pop()
+            node, cls = stack.pop()
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
                 child_class = child if isinstance(child, ast.ClassDef) else cls
-                child_scope = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
                 if child_class is not None:
                     self.classes[id(child)] = child_class
-                self.scopes[id(child)] = child_scope
-                stack.append((child, child_class, child_scope))
+                stack.append((child, child_class))
+        self.tree = tree
+        self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -223,84 +265,217 @@ class Initialisation:
             and ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES
         )
 
-    def initialised(self, node: ast.Call, ctx: Context) -> bool:
+    def fate(self, node: ast.Call, ctx: Context) -> Fate:
+        """What happens first to the values of the allocation ``node``."""
         allocation: ast.expr = node
+        parameter = self.wrapped_in_parameter(node, ctx)
+        if parameter:
+            allocation = self.parents[id(node)]  # type: ignore[assignment]
         parent = self.parents.get(id(allocation))
-        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is allocation:
-            if ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES:
-                allocation, parent = parent, self.parents.get(id(parent))
         while isinstance(parent, ast.Attribute) and parent.attr in _KEEPS_THE_ALLOCATION:
             call = self.parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
                 break
-            allocation, parent = call, self.parents.get(id(call))  # `torch.LongTensor(n, m).to(device)`
-        if isinstance(parent, ast.Attribute) and parent.attr in INITIALISERS:
-            return True  # `torch.FloatTensor(n).uniform_(-1, 1)`
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
-            return False
-        target = parent.targets[0]
-        if isinstance(target, ast.Name):
-            scope = self.scopes.get(id(parent))
-            after = (parent.end_lineno or 0, parent.end_col_offset or 0)
-            return scope is not None and any(
-                (node.lineno, node.col_offset) > after and _initialises(node, target, ctx) for node in _writes(scope)
-            )
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            allocation, parent = call, self.parents.get(id(call))  # `nn.Parameter(...).to(device)`
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
+            attributes, classes = self._initialised_attributes(ctx)
             cls = self.classes.get(id(parent))
-            return cls is not None and (
-                any(_initialises(call, target, ctx) for call in _calls(cls)) or _initialises_all_parameters(cls, ctx)
-            )
-        return False
+            if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
+                return _WRITE
+            return Fate(Use.PARAMETER) if parameter else _UNKNOWN
+        return self._fate(node, ctx, 0)
 
+    # ------------------------------------------------------------------ following the values
+    def _fate(self, expr: ast.expr, ctx: Context, depth: int) -> Fate:
+        if depth > _DEPTH:
+            return _UNKNOWN
+        parent = self.parents.get(id(expr))
+        if isinstance(parent, ast.Attribute):
+            call = self.parents.get(id(parent))
+            called = isinstance(call, ast.Call) and call.func is parent
+            if parent.attr == "data" and not called:
+                return self._fate(parent, ctx, depth + 1)
+            if called and parent.attr in INITIALISERS:
+                return _WRITE
+            if parent.attr in _SHAPE_ATTRIBUTES or (called and parent.attr in _SHAPE_METHODS):
+                return _SHAPE
+            if called and parent.attr == "type" and not call.args and not call.keywords:  # type: ignore[union-attr]
+                return _SHAPE  # `x.type()`: the type's name
+            if called and parent.attr in _KEEPS_THE_ALLOCATION:
+                return self._fate(call, ctx, depth + 1)  # type: ignore[arg-type]
+            if not called and parent.attr not in _VIEWS:
+                return _UNKNOWN  # an attribute of its own (`.volatile`, a project's wrapper)
+            return self._consumed(call if called else parent, ctx, depth, view=parent.attr in _VIEWS)  # type: ignore[arg-type]
+        if isinstance(parent, ast.Subscript):
+            if parent.value is not expr:
+                return Fate(Use.READ, parent)  # its values index something
+            if isinstance(parent.ctx, ast.Store):
+                return _WRITE  # `ids[i] = v`: filled element by element
+            return self._consumed(parent, ctx, depth, view=True) if isinstance(parent.ctx, ast.Load) else _UNKNOWN
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(id(parent))
+            if parent.arg == "out":
+                return _WRITE
+            return self._argument(call, ctx, depth) if isinstance(call, ast.Call) else _UNKNOWN
+        if isinstance(parent, ast.Call) and parent.func is not expr:
+            return self._argument(parent, ctx, depth)
+        if isinstance(parent, ast.Starred):
+            call = self.parents.get(id(parent))
+            return self._argument(call, ctx, depth) if isinstance(call, ast.Call) else _UNKNOWN
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            return self._consumed(parent, ctx, depth, view=False)  # `c = a + b` whose device alone is asked
+        if isinstance(parent, (ast.Compare, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
+            return Fate(Use.READ, parent)
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is expr:
+            return Fate(Use.READ, parent.iter)
+        if isinstance(parent, (ast.Expr, ast.FormattedValue)):
+            return Fate(Use.DISPLAY, expr)  # a notebook cell's value, an f-string
+        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), ast.Expr):
+            return Fate(Use.DISPLAY, expr)  # `x1, x2` as a cell's value
+        if isinstance(parent, ast.Assign) and parent.value is expr and len(parent.targets) == 1:
+            target = parent.targets[0]
+            if isinstance(target, ast.Name):
+                return self._name(target.id, parent, ctx, depth)
+        return _UNKNOWN
 
-def _writes(scope: ast.AST) -> list[ast.Call | ast.Subscript]:
-    """Calls, and item assignments (``ids[i] = v``: filled element by element)."""
-    return [
-        node for node in ast.walk(scope)
-        if isinstance(node, ast.Call) or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store))
-    ]
+    def _consumed(self, result: ast.expr, ctx: Context, depth: int, view: bool) -> Fate:
+        """A call or view made from the values: a read, unless only its result's shape is used
+        (or, for a view, its result is written or kept)."""
+        after = self._fate(result, ctx, depth + 1)
+        if after.use is Use.SHAPE or (view and after.use in (Use.WRITE, Use.UNKNOWN)):
+            return after
+        return Fate(Use.READ, result)
 
+    def _argument(self, call: ast.Call, ctx: Context, depth: int) -> Fate:
+        func = call.func
+        qualname = ctx.facts.qualname(func) or ""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if qualname in _WRAPPERS:
+            return self._fate(call, ctx, depth + 1)  # `Variable(torch.Tensor(3, 4))`: still the allocation
+        if writes_argument(call, ctx):
+            return _WRITE
+        if name in _DISPLAYS:
+            return Fate(Use.DISPLAY, call)
+        if isinstance(func, ast.Name) and name in _SHAPE_FUNCTIONS:
+            return _SHAPE
+        if name in _STORES:
+            return _UNKNOWN
+        return self._consumed(call, ctx, depth, view=False)
 
-def _calls(scope: ast.AST) -> list[ast.Call]:
-    return [node for node in ast.walk(scope) if isinstance(node, ast.Call)]
+    def _name(self, name: str, assignment: ast.Assign, ctx: Context, depth: int) -> Fate:
+        """The first uses of ``name`` after ``assignment``, up to its next binding, in source order."""
+        scope = ctx.scope
+        after = _end(assignment)
+        rebinding = next((binding for binding in scope.bindings.get(name, ()) if binding.position > after), None)
 
-
-def _initialises_all_parameters(cls: ast.ClassDef, ctx: Context) -> bool:
-    """``for weight in self.parameters(): weight.data.uniform_(-std, std)`` in a method of the class."""
-    for loop in ast.walk(cls):
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)):
-            continue
-        func = loop.iter.func
-        if isinstance(func, ast.Attribute) and func.attr == "parameters" and ast.unparse(func.value) == "self":
-            if any(_initialises(call, loop.target, ctx) for statement in loop.body for call in _calls(statement)):
+        def live(load: ast.Name) -> bool:
+            position = _start(load)
+            if position <= after:
+                return False
+            if rebinding is None or position < rebinding.position:
                 return True
-    return False
+            value = rebinding.value  # `x = x.cuda()`: read by the value of its own rebinding
+            return value is not None and _start(value) <= position < _end(value)
+
+        shown: Fate | None = None
+        for load in sorted((load for load in scope.loads(name) if live(load)), key=_start):
+            fate = self._fate(load, ctx, depth + 1)
+            if fate.use is Use.SHAPE:
+                continue
+            if fate.use is Use.DISPLAY:
+                shown = shown or fate
+                continue
+            return fate
+        return shown or _SHAPE
+
+    # ------------------------------------------------------------------ attributes initialised anywhere
+    def _initialised_attributes(self, ctx: Context) -> tuple[frozenset[str], frozenset[int]]:
+        """The attribute names some initialiser of the file writes, and the classes with a method that
+        initialises every parameter (``for p in self.parameters(): nn.init.normal_(p)``)."""
+        if self._initialised is not None:
+            return self._initialised
+        names: set[str] = set()
+        classes: set[int] = set()
+        loops: dict[str, list[ast.For]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.For):
+                for target in ast.walk(node.target):
+                    if isinstance(target, ast.Name):
+                        loops.setdefault(target.id, []).append(node)
+        initialising: set[int] = set()
+        for node in ast.walk(self.tree):
+            if _initialising_method(node):
+                initialising.update(id(call) for call in ast.walk(node) if isinstance(call, ast.Call))
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            written: list[ast.expr] = []
+            if isinstance(node.func, ast.Attribute) and node.func.attr in INITIALISERS:
+                written.append(node.func.value)
+            if id(node) in initialising or writes_argument(node, ctx):
+                written.extend(argument for argument in node.args if not isinstance(argument, ast.Starred))
+            for expression in written:
+                while isinstance(expression, ast.Subscript) or (isinstance(expression, ast.Attribute) and expression.attr == "data"):
+                    expression = expression.value  # `w[:n]`, `w.data`
+                if isinstance(expression, ast.Attribute):
+                    names.add(expression.attr)
+                elif isinstance(expression, ast.Name):
+                    for loop in loops.get(expression.id, ()):
+                        if loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno):
+                            names.update(_attributes_iterated(loop.iter))
+                            cls = self.classes.get(id(loop))
+                            if cls is not None and _iterates_parameters(loop.iter):
+                                classes.add(id(cls))
+        self._initialised = frozenset(names), frozenset(classes)
+        return self._initialised
 
 
-def _initialises(call: ast.Call | ast.Subscript, target: ast.Name | ast.Attribute, ctx: Context) -> bool:
-    """``target.uniform_()``, ``target.data.normal_()``, ``nn.init.xavier_uniform_(target)``, ``target[i] = v``..."""
-    if isinstance(call, ast.Subscript):
-        return _names_target(call.value, target)
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def writes_argument(call: ast.Call, ctx: Context) -> bool:
+    """An initialiser: ``nn.init.xavier_uniform_(w)``, ``init.normal_(w)`` (a project's own ``init``
+    module), ``trunc_normal_(w)``, or a callee named for writing its argument (``init_weights(w)``)."""
+    if not call.args:
+        return False
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in INITIALISERS and _names_target(func.value, target):
+    qualname = (ctx.facts.qualname(func) or "").lower()
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if qualname.startswith("torch.nn.init.") or name in _INIT_FUNCTIONS:
         return True
-    qualname = ctx.facts.qualname(func) or ""
-    if qualname.startswith("torch.nn.init.") and call.args and _names_target(call.args[0], target):
-        return True
-    # `self.weight_init_func(self.proxies)`, `init_weights(w)`: a function named for initialising, given it.
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return "init" in name.lower() and any(_names_target(argument, target) for argument in call.args)
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    if isinstance(receiver, (ast.Name, ast.Attribute)) and "init" in (receiver.id if isinstance(receiver, ast.Name) else receiver.attr).lower():
+        return True  # `init.normal_(w)`, `inits.glorot(w)`
+    return any(word in name.lower() or word in qualname for word in _WRITER_WORDS)
 
 
-def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:
-    if isinstance(node, ast.Attribute) and node.attr == "data":
-        node = node.value
-    return _shape(node) == _shape(target)
+def _initialising_method(function: ast.AST) -> bool:
+    """``reset_parameters``, ``_init_weights``, ``initialize``: a method named for (re)initialising."""
+    return (
+        isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name != "__init__"
+        and any(word in function.name.lower() for word in ("init", "reset"))
+    )
 
 
-def _shape(node: ast.expr) -> str:
-    """The expression's structure without its load/store contexts (``self.w`` read and assigned alike)."""
-    return ast.dump(node).replace("Load()", "").replace("Store()", "")
+def _attributes_iterated(iterable: ast.expr) -> list[str]:
+    """``for p in [module.q, module.k]``: the attribute names of a display."""
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return [element.attr for element in iterable.elts if isinstance(element, ast.Attribute)]
+    return []
+
+
+def _iterates_parameters(iterable: ast.expr) -> bool:
+    """``self.parameters()``, ``self.named_parameters()``."""
+    return (
+        isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+        and iterable.func.attr in ("parameters", "named_parameters")
+        and isinstance(iterable.func.value, ast.Name) and iterable.func.value.id == "self"
+    )
 
 
 # How a legacy constructor treats its data, from what the source's dtype and the target's say.
