@@ -391,6 +391,18 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
         ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
         ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # A module class local to a test runs only where the test calls an instance of it.
+        (
+            "def test():\n    class M(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+            "            self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n    model = torch.nn.Sequential(M())\n"
+            "    model(torch.ones(2))\n",
+            True,
+        ),
+        (
+            "def test():\n    class M(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+            "            self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n    model = torch.nn.Sequential(M())\n",
+            False,
+        ),
     ],
 )
 def test_legacy_constructor_size_reports_reads_of_uninitialised_memory(code, reported):

@@ -256,6 +256,7 @@ class Initialisation:
                 stack.append((child, child_class))
         self.tree = tree
         self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
+        self._called: tuple[frozenset[str], frozenset[str]] | None = None
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -282,7 +283,9 @@ class Initialisation:
             cls = self.classes.get(id(parent))
             if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
                 return _WRITE
-            return Fate(Use.PARAMETER) if parameter else _UNKNOWN
+            if not parameter or cls is None or not self._runs(cls):
+                return _UNKNOWN
+            return Fate(Use.PARAMETER)
         return self._fate(node, ctx, 0)
 
     # ------------------------------------------------------------------ following the values
@@ -388,6 +391,48 @@ class Initialisation:
             return fate
         return shown or _SHAPE
 
+    # ------------------------------------------------------------------ modules that run
+    def _runs(self, cls: ast.ClassDef) -> bool:
+        """Whether the module class ``cls`` may run forward: a library's class (users build and call
+        it), or one whose instance the file calls. A class local to a function (a test's), or of a
+        script or notebook, runs only where the file calls an instance of it."""
+        if self.parents.get(id(cls)) is self.tree and not _is_script(self.tree):
+            return True
+        names, attributes = self._called_names()
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name):
+                continue
+            instance: ast.AST = node
+            parent = self.parents.get(id(instance))
+            if isinstance(parent, (ast.List, ast.Tuple)):
+                instance, parent = parent, self.parents.get(id(parent))
+            if isinstance(parent, ast.Call) and parent.func is not instance:
+                instance, parent = parent, self.parents.get(id(parent))  # `nn.Sequential(Block(), ...)`, a wrapper
+            if isinstance(parent, ast.Call) and parent.func is instance:
+                return True
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0]
+                if (isinstance(target, ast.Name) and target.id in names) or (isinstance(target, ast.Attribute) and target.attr in attributes):
+                    return True
+        return False
+
+    def _called_names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names called (``model(x)``) and the attributes called (``self.attn(x)``, ``model.forward(x)``)."""
+        if self._called is None:
+            names: set[str] = set()
+            attributes: set[str] = set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    if isinstance(func, ast.Name):
+                        names.add(func.id)
+                    elif isinstance(func, ast.Attribute):
+                        attributes.add(func.attr)
+                        if func.attr == "forward" and isinstance(func.value, ast.Name):
+                            names.add(func.value.id)
+            self._called = frozenset(names), frozenset(attributes)
+        return self._called
+
     # ------------------------------------------------------------------ attributes initialised anywhere
     def _initialised_attributes(self, ctx: Context) -> tuple[frozenset[str], frozenset[int]]:
         """The attribute names some initialiser of the file writes, and the classes with a method that
@@ -428,6 +473,18 @@ class Initialisation:
                                 classes.add(id(cls))
         self._initialised = frozenset(names), frozenset(classes)
         return self._initialised
+
+
+def _is_script(tree: ast.Module) -> bool:
+    """Code that runs when the file runs: a call, loop or ``with`` at the top level, or a main guard."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            return True
+        if isinstance(statement, (ast.For, ast.While, ast.With)):
+            return True
+        if isinstance(statement, ast.If) and "__name__" in ast.unparse(statement.test):
+            return True
+    return False
 
 
 def _start(node: ast.AST) -> tuple[int, int]:

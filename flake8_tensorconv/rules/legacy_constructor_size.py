@@ -51,7 +51,9 @@ class LegacyConstructorSize(Rule):
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`). Where the
     allocation goes somewhere it does not follow (a container, an attribute), it stays
-    silent. Nor is `torch.Tensor(0)` reported, which has no element to read.
+    silent. A parameter's module must be able to run: a library's class, or (for a class
+    local to a function, such as a test's, or defined by a script or notebook) one whose
+    instance the file calls. Nor is `torch.Tensor(0)` reported, which has no element to read.
 
     ## Why is this bad?
     An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised tensor
