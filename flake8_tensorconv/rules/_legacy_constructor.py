@@ -133,7 +133,7 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     where rounding a decimal literal to the dtype is what writing it there means.
     """
     dtype = dtype or "float32"  # torch.Tensor: the default dtype
-    if dtype == "int64" and isinstance(node, (ast.List, ast.Tuple)) and all(_is_python_int(e) for e in node.elts):
+    if dtype == "int64" and isinstance(node, (ast.List, ast.Tuple)) and all(is_python_int(e) for e in node.elts):
         return True  # `torch.LongTensor([len(data)])`: Python ints fit int64
     numbers = _literal_numbers(node)
     if numbers is None:
@@ -148,18 +148,18 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     return all(isinstance(value, int) and low <= value <= high for value in numbers)
 
 
-def _is_python_int(node: ast.expr) -> bool:
+def is_python_int(node: ast.expr) -> bool:
     """An int literal, ``len(...)``, ``x.shape[i]``, ``x.numel()``, ``x.size(i)``, ``x.dim()`` or int arithmetic of those."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, int)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _is_python_int(node.operand)
+        return is_python_int(node.operand)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("numel", "dim", "nelement"):
         return not node.args
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
         return len(node.args) == 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-        return _is_python_int(node.left) and _is_python_int(node.right)
+        return is_python_int(node.left) and is_python_int(node.right)
     return _is_integer_expression(node)
 
 
@@ -287,6 +287,21 @@ class Initialisation:
                 return _UNKNOWN
             return Fate(Use.PARAMETER)
         return self._fate(node, ctx, 0)
+
+    def overwritten_at_once(self, node: ast.Call) -> ast.Attribute | None:
+        """``torch.FloatTensor(...).uniform_()``: the in-place initialiser chained on the allocation, if any."""
+        allocation: ast.AST = node
+        parent = self.parents.get(id(allocation))
+        while isinstance(parent, ast.Attribute):
+            call = self.parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return None
+            if parent.attr in INITIALISERS and parent.attr not in ("set_", "resize_"):
+                return parent
+            if parent.attr not in _KEEPS_THE_ALLOCATION:
+                return None
+            allocation, parent = call, self.parents.get(id(call))
+        return None
 
     # ------------------------------------------------------------------ following the values
     def _fate(self, expr: ast.expr, ctx: Context, depth: int) -> Fate:

@@ -8,7 +8,9 @@ from flake8_tensorconv.rules._legacy_constructor import (
     LEGACY_CONSTRUCTORS,
     TRIGGERS,
     Initialisation,
+    LegacyCall,
     Use,
+    is_python_int,
     is_size_argument,
     legacy_call,
 )
@@ -55,6 +57,11 @@ class LegacyConstructorSize(Rule):
     local to a function, such as a test's, or defined by a script or notebook) one whose
     instance the file calls. Nor is `torch.Tensor(0)` reported, which has no element to read.
 
+    The other way round, it flags a shape written as one list or tuple of integers
+    (`torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_()`) when an initialiser chained on
+    the call overwrites every value at once: the legacy constructor reads the sequence as
+    data (a tensor of four values), and the overwrite shows the values were never meant.
+
     ## Why is this bad?
     An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised tensor
     of three elements holding whatever was in memory, not `tensor(3.)`. A 0-d integer
@@ -78,7 +85,9 @@ class LegacyConstructorSize(Rule):
     ## Fix safety
     Safe: `torch.empty(...)` (with the typed constructor's dtype) does exactly what
     the legacy call did, and says so. Initialising the values, or writing the value that
-    was meant, is left to the author.
+    was meant, is left to the author. For a shape written as one sequence the fix is
+    unsafe: `torch.empty((...))` reads it as the shape that was meant, so the result's
+    shape changes.
     """
 
     code = "TCV202"
@@ -91,12 +100,16 @@ class LegacyConstructorSize(Rule):
         "`{call}` allocates an uninitialised tensor and {step} before anything writes them: the results are "
         "whatever was in memory; initialise it (`torch.zeros`, `torch.rand`...), or write `torch.empty(...)` and fill it first"
     )
+    shape_as_data_message = (
+        "`{call}` makes a tensor holding these {count} values, not a tensor of that shape, and `{initialiser}` "
+        "then overwrites every value: the sequence was meant as a shape; write `torch.empty(...)`, which reads it as one"
+    )
     parameter_message = (
         "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
     triggers = TRIGGERS
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -104,12 +117,18 @@ class LegacyConstructorSize(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
-        if call is None or not _sizes(node.args, ctx):
+        if call is None:
+            return
+        if self._initialisation is None:
+            self._initialisation = Initialisation(ctx.facts.tree)
+        overwritten = self._initialisation.overwritten_at_once(node)
+        if overwritten is not None and _shape_display(node.args):
+            self._report_shape_as_data(node, call, overwritten, ctx)
+            return
+        if not _sizes(node.args, ctx):
             return
         if any(isinstance(argument, ast.Constant) and argument.value == 0 for argument in node.args):
             return  # `torch.Tensor(0)`: no element, nothing uninitialised to read
-        if self._initialisation is None:
-            self._initialisation = Initialisation(ctx.facts.tree)
         fate = self._initialisation.fate(node, ctx)
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
         spelled = f"{ctx.text(node.func)}({arguments if len(arguments) < 30 else '...'})"
@@ -135,6 +154,38 @@ class LegacyConstructorSize(Rule):
                 edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
             fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
         ctx.report(self, node, message, fix, related)
+
+    def _report_shape_as_data(self, node: ast.Call, call: LegacyCall, overwritten: ast.Attribute, ctx: Context) -> None:
+        display = node.args[0]
+        assert isinstance(display, (ast.List, ast.Tuple))
+        message = self.shape_as_data_message.format(
+            call=f"{ctx.text(node.func)}({_shortened(ctx.text(display))})", count=len(display.elts), initialiser=overwritten.attr
+        )
+        related = (Related(ctx.attribute_name_start(overwritten), ctx.end(overwritten), "overwrites every value at once"),)
+        fix = None
+        if call.torch_alias is not None:
+            # torch.empty takes the tuple as a size: the shape that was meant, so the result changes (unsafe).
+            last = node.keywords[-1].value if node.keywords else node.args[-1]
+            fix = make_fix(
+                Applicability.UNSAFE,
+                "Use `torch.empty`, which reads the sequence as a shape",
+                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty"),
+                insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
+            )
+        ctx.report(self, node, message, fix, related)
+
+
+def _shape_display(arguments: list[ast.expr]) -> bool:
+    """One list or tuple display of two or more integers: data, or a shape written as one argument."""
+    return (
+        len(arguments) == 1 and isinstance(arguments[0], (ast.List, ast.Tuple)) and len(arguments[0].elts) >= 2
+        and all(is_python_int(element) for element in arguments[0].elts)
+    )
+
+
+def _shortened(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) < 30 else text[:1] + "..." + text[-1:]
 
 
 def _describe(ctx: Context, node: ast.AST) -> str:
