@@ -391,6 +391,17 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
         ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
         ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # A base class from another file may initialise every parameter (a pretrained model's `_init_weights`).
+        (
+            "from .modeling import PreTrainedModel\nclass M(PreTrainedModel):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n",
+            False,
+        ),
+        (
+            "class Base(torch.nn.Module):\n    pass\nclass M(Base):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n",
+            True,
+        ),
         # A module class local to a test runs only where the test calls an instance of it.
         (
             "def test():\n    class M(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"

@@ -283,7 +283,7 @@ class Initialisation:
             cls = self.classes.get(id(parent))
             if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
                 return _WRITE
-            if not parameter or cls is None or not self._runs(cls):
+            if not parameter or cls is None or not self._bases_known(cls, ctx) or not self._runs(cls):
                 return _UNKNOWN
             return Fate(Use.PARAMETER)
         return self._fate(node, ctx, 0)
@@ -430,6 +430,20 @@ class Initialisation:
                 if (isinstance(target, ast.Name) and target.id in names) or (isinstance(target, ast.Attribute) and target.attr in attributes):
                     return True
         return False
+
+    def _bases_known(self, cls: ast.ClassDef, ctx: Context, depth: int = 0) -> bool:
+        """Whether every base class is torch's or the file's own (with known bases): a base from elsewhere
+        (a project's pretrained-model class) may initialise every parameter (``self.apply(self._init_weights)``)."""
+        own = {node.name: node for node in self.tree.body if isinstance(node, ast.ClassDef)}
+        for base in cls.bases:
+            qualname = ctx.facts.qualname(base) or ""
+            if qualname.startswith("torch.") or (isinstance(base, ast.Name) and base.id == "object"):
+                continue
+            if isinstance(base, ast.Name) and base.id in own and own[base.id] is not cls and depth < 4:
+                if self._bases_known(own[base.id], ctx, depth + 1):
+                    continue
+            return False
+        return True
 
     def _called_names(self) -> tuple[frozenset[str], frozenset[str]]:
         """The names called (``model(x)``) and the attributes called (``self.attn(x)``, ``model.forward(x)``)."""

@@ -53,7 +53,9 @@ class LegacyConstructorSize(Rule):
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`). Where the
     allocation goes somewhere it does not follow (a container, an attribute), it stays
-    silent. A parameter's module must be able to run: a library's class, or (for a class
+    silent. A parameter's module must derive from torch's or the file's own classes (a
+    base from elsewhere, such as a pretrained-model class, may initialise every parameter)
+    and be able to run: a library's class, or (for a class
     local to a function, such as a test's, or defined by a script or notebook) one whose
     instance the file calls. Nor is `torch.Tensor(0)` reported, which has no element to read.
 
