@@ -253,7 +253,10 @@ def _legacy(code: str) -> list[tuple[str, str, str | None]]:
         # A float type the author named: the cast is meant (an int32 0/1 feature matrix).
         ("t = torch.DoubleTensor(np.arange(3))\n", "TCV211", "implicit cast to float64", "safe"),
         ("t = torch.FloatTensor(np.zeros(3, dtype=np.int32))\n", "TCV211", "implicit cast to float32", "safe"),
-        ("t = torch.LongTensor(np.ones(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        ("t = torch.LongTensor(np.random.rand(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        # Floats that are whole numbers by construction truncate to themselves.
+        ("t = torch.LongTensor(np.ones(3))\n", "TCV211", "implicit cast to int64", "safe"),
+        ("y = np.hstack([np.zeros(2), np.ones(2)])\ny = torch.LongTensor(y)\n", "TCV211", "implicit cast to int64", "safe"),
         ("t = torch.ByteTensor(np.arange(3))\n", "TCV201", "wraps int64 values outside uint8's range", "safe"),
         ("t = torch.HalfTensor(np.ones(3))\n", "TCV201", "rounds float64 to float16", "safe"),
         ("t = torch.FloatTensor([1e-50])\n", "TCV201", "casts these literals to float32, which does not hold them all", "safe"),

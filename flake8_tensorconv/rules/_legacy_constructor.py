@@ -601,10 +601,57 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
     if source is None:
         return Cast(UNKNOWN_SOURCE, None, target, back)
     verdict = _verdict(source, target)
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, call.node):
+        verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
     if verdict == CHANGES and declared is not None:
         # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
         verdict = KEEPS
     return Cast(verdict, source, target, back)
+
+
+# NumPy constructors whose floats are whole numbers (given whole-number arguments), and the functions
+# that only rearrange or join their arguments' values.
+_WHOLE_NUMBER_MAKERS = frozenset({"numpy.zeros", "numpy.ones", "numpy.eye", "numpy.identity", "numpy.zeros_like", "numpy.ones_like"})
+_JOINS = frozenset(
+    {"numpy.hstack", "numpy.vstack", "numpy.stack", "numpy.concatenate", "numpy.append", "numpy.array", "numpy.asarray", "numpy.column_stack"}
+)
+
+
+def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
+    """Floats that are whole numbers by construction: zeros, ones, an identity, joined or stacked.
+
+    A name counts when every binding of it before ``before`` assigns such a value and nothing writes
+    into it in place afterwards (the def-use index).
+    """
+    if depth > 4:
+        return False
+    if isinstance(node, ast.Name):
+        # `y = torch.LongTensor(y)` binds `y` before the call starts: that binding is not the call's source.
+        bindings = [
+            binding for binding in ctx.scope.before(node.id, before)
+            if binding.value is None or not (_start(binding.value) <= _start(before) and _end(before) <= _end(binding.value))
+        ]
+        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
+            binding.value is not None and not ctx.scope.written_in_place_after(node.id, binding.value)
+            and _whole_numbers(binding.value, ctx, binding.value, depth + 1)
+            for binding in bindings
+        )
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth + 1) for element in node.elts)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and float(node.value).is_integer()
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return _whole_numbers(node.value, ctx, before, depth + 1)
+    if not (isinstance(node, ast.Call) and node.args):
+        return False
+    qualname = ctx.qualname(node.func) or ""
+    if qualname in _WHOLE_NUMBER_MAKERS:
+        return True
+    if qualname == "numpy.full":
+        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1)
+    if qualname in _JOINS:
+        return _whole_numbers(node.args[0], ctx, before, depth + 1)
+    return False
 
 
 def _verdict(source: str, target: str) -> str:
