@@ -394,6 +394,12 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
         ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
         ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # `torch.zeros(...)` given the attribute makes a new tensor; it initialises nothing.
+        (
+            "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n        self.m = torch.zeros(self.w)\n",
+            True,
+        ),
         # A base class from another file may initialise every parameter (a pretrained model's `_init_weights`).
         (
             "from .modeling import PreTrainedModel\nclass M(PreTrainedModel):\n    def __init__(self):\n"

@@ -532,8 +532,10 @@ def writes_argument(call: ast.Call, ctx: Context) -> bool:
     func = call.func
     qualname = (ctx.facts.qualname(func) or "").lower()
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if qualname.startswith("torch.nn.init.") or name in _INIT_FUNCTIONS:
+    if qualname.startswith("torch.nn.init."):
         return True
+    if name in _INIT_FUNCTIONS and not qualname.startswith(("torch.", "numpy.")):
+        return True  # `zeros(self.bias)` from torch_geometric's inits, not `torch.zeros(n)`
     receiver = func.value if isinstance(func, ast.Attribute) else None
     if isinstance(receiver, (ast.Name, ast.Attribute)) and "init" in (receiver.id if isinstance(receiver, ast.Name) else receiver.attr).lower():
         return True  # `init.normal_(w)`, `inits.glorot(w)`
