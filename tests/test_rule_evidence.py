@@ -119,8 +119,8 @@ def test_data_of_a_project_class_is_not_tensor_data(code):
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("count = np.array(3)\nt = torch.Tensor(count)\n", "TCV202"),
-        ("count = np.int64(3)\nt = torch.FloatTensor(count)\n", "TCV202"),
+        ("count = np.array(3)\nt = torch.Tensor(count)\nprint(t)\n", "TCV202"),
+        ("count = np.int64(3)\nt = torch.FloatTensor(count)\nprint(t + 1)\n", "TCV202"),
         ("flag = np.array(True)\nt = torch.Tensor(flag)\n", "TCV211"),  # a bool is a value: tensor(1.), nothing lost
         ("value = np.array(3.5)\nt = torch.Tensor(value)\n", "TCV211"),  # float64 -> float32: the default rounding
         ("values = np.array([3])\nt = torch.Tensor(values)\n", "TCV201"),  # int64 data turned into floats
@@ -274,7 +274,10 @@ def _legacy(code: str) -> list[tuple[str, str, str | None]]:
         # A float type the author named: the cast is meant (an int32 0/1 feature matrix).
         ("t = torch.DoubleTensor(np.arange(3))\n", "TCV211", "implicit cast to float64", "safe"),
         ("t = torch.FloatTensor(np.zeros(3, dtype=np.int32))\n", "TCV211", "implicit cast to float32", "safe"),
-        ("t = torch.LongTensor(np.ones(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        ("t = torch.LongTensor(np.random.rand(3))\n", "TCV201", "truncates float64 floats to int64", "safe"),
+        # Floats that are whole numbers by construction truncate to themselves.
+        ("t = torch.LongTensor(np.ones(3))\n", "TCV211", "implicit cast to int64", "safe"),
+        ("y = np.hstack([np.zeros(2), np.ones(2)])\ny = torch.LongTensor(y)\n", "TCV211", "implicit cast to int64", "safe"),
         ("t = torch.ByteTensor(np.arange(3))\n", "TCV201", "wraps int64 values outside uint8's range", "safe"),
         ("t = torch.HalfTensor(np.ones(3))\n", "TCV201", "rounds float64 to float16", "safe"),
         ("t = torch.FloatTensor([1e-50])\n", "TCV201", "casts these literals to float32, which does not hold them all", "safe"),
@@ -397,6 +400,50 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(n, hidden):\n    return torch.nn.Parameter(torch.FloatTensor(n, hidden))\n", True),  # two args: sizes
         ("def f(n):\n    ids = torch.LongTensor(n, 2)\n    for i in range(n):\n        ids[i] = i\n    return ids\n", False),
         ("w = torch.nn.Parameter(torch.Tensor(2, 3))\ntorch.nn.init.zeros_(w)\n", False),
+        # Whatever the number of sizes, a read before any write is reported...
+        ("x = torch.FloatTensor(3, 4)\ny = torch.exp(x)\nprint(y)\n", True),
+        ("g = torch.FloatTensor(3, 4)\nz = torch.ones(3, 4, requires_grad=True)\nz.backward(g)\n", True),
+        ("def f(n):\n    noise = torch.LongTensor(n, 2) % 7\n    return noise\n", True),
+        ("x = torch.Tensor(2, 3)\nx, x.t()\n", True),  # computed with, then shown
+        ("x = torch.Tensor(2, 3).cuda()\nx.add_(1)\n", True),  # an in-place op that reads
+        # ... and not when only the shape, dtype or device is used, or the first use writes.
+        ("x = torch.Tensor(2, 3)\nprint(x)\n", False),  # a shape shown on purpose
+        ("x = torch.Tensor(2, 3)\ny = torch.squeeze(x)\nprint(x.size(), y.size())\n", False),
+        ("x = torch.Tensor(2, 3)\nx = x.cuda()\nx.fill_(0)\nprint(x)\n", False),
+        ("x = torch.Tensor(4)\nx[:2].fill_(0)\nprint(x)\n", False),  # a view written first
+        ("x = torch.Tensor(2, 3)\ntorch.rand(2, 3, out=x)\nprint(x)\n", False),
+        ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
+        ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
+        ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # `torch.zeros(...)` given the attribute makes a new tensor; it initialises nothing.
+        (
+            "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n        self.m = torch.zeros(self.w)\n",
+            True,
+        ),
+        # A base class from another file may initialise every parameter (a pretrained model's `_init_weights`).
+        (
+            "from .modeling import PreTrainedModel\nclass M(PreTrainedModel):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n",
+            False,
+        ),
+        (
+            "class Base(torch.nn.Module):\n    pass\nclass M(Base):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n",
+            True,
+        ),
+        # A module class local to a test runs only where the test calls an instance of it.
+        (
+            "def test():\n    class M(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+            "            self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n    model = torch.nn.Sequential(M())\n"
+            "    model(torch.ones(2))\n",
+            True,
+        ),
+        (
+            "def test():\n    class M(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+            "            self.w = torch.nn.Parameter(torch.Tensor(2, 2))\n    model = torch.nn.Sequential(M())\n",
+            False,
+        ),
     ],
 )
 def test_legacy_constructor_size_reports_reads_of_uninitialised_memory(code, reported):

@@ -105,6 +105,10 @@ class Scope:
         rebound = min((binding.position for binding in self.bindings.get(name, ()) if binding.position > after), default=None)
         return any(after < write and (rebound is None or write < rebound) for write in self.uses.in_place.get(name, ()))
 
+    def loads(self, name: str) -> list[ast.Name]:
+        """Every read of ``name`` (nested code included), in no particular order."""
+        return self.uses.loads.get(name, [])
+
     def stores(self, name: str) -> list[ast.Name]:
         """Every ``name`` in a store context (assignment and loop targets, unpacking...)."""
         return self.uses.stores.get(name, [])
@@ -128,6 +132,7 @@ class _Uses:
 
     def __init__(self, node: ast.AST) -> None:
         self.reads: dict[str, list[Position]] = {}
+        self.loads: dict[str, list[ast.Name]] = {}
         self.stores: dict[str, list[ast.Name]] = {}
         self.in_place: dict[str, list[Position]] = {}
         self.mentions: dict[str, list[Mention]] = {}
@@ -140,6 +145,7 @@ class _Uses:
                 names.add(child.id)
                 if isinstance(child.ctx, ast.Load):
                     self.reads.setdefault(child.id, []).append(start(child))
+                    self.loads.setdefault(child.id, []).append(child)
                 elif isinstance(child.ctx, ast.Store):
                     self.stores.setdefault(child.id, []).append(child)
             elif isinstance(child, ast.arg):

@@ -114,3 +114,25 @@ def is_basic_index(index: ast.expr, ctx: Context) -> bool:
             continue  # a Python int (range() counter, len(...)): a NumPy int scalar would be fine too
         return False
     return True
+
+
+def used_after_write(name: str, statement: ast.AST, ctx: Context) -> bool:
+    """Whether the value ``name`` holds is read after ``statement``, before ``name`` is bound to another
+    value (reads after ``t = torch.zeros(3)`` are of the new tensor, which shares nothing)."""
+    scope = ctx.scope
+    after = _end(statement)
+    rebinding = next((binding for binding in scope.bindings.get(name, ()) if binding.position > after), None)
+    for load in scope.loads(name):
+        position = (load.lineno, load.col_offset)
+        if position <= after:
+            continue
+        if rebinding is None or position < rebinding.position:
+            return True
+        value = rebinding.value  # `t = t * 2`: read by the value of its own rebinding
+        if value is not None and (value.lineno, value.col_offset) <= position < _end(value):
+            return True
+    return False
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
@@ -132,7 +133,7 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     where rounding a decimal literal to the dtype is what writing it there means.
     """
     dtype = dtype or "float32"  # torch.Tensor: the default dtype
-    if dtype == "int64" and isinstance(node, (ast.List, ast.Tuple)) and all(_is_python_int(e) for e in node.elts):
+    if dtype == "int64" and isinstance(node, (ast.List, ast.Tuple)) and all(is_python_int(e) for e in node.elts):
         return True  # `torch.LongTensor([len(data)])`: Python ints fit int64
     numbers = _literal_numbers(node)
     if numbers is None:
@@ -147,18 +148,18 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     return all(isinstance(value, int) and low <= value <= high for value in numbers)
 
 
-def _is_python_int(node: ast.expr) -> bool:
+def is_python_int(node: ast.expr) -> bool:
     """An int literal, ``len(...)``, ``x.shape[i]``, ``x.numel()``, ``x.size(i)``, ``x.dim()`` or int arithmetic of those."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, int)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _is_python_int(node.operand)
+        return is_python_int(node.operand)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("numel", "dim", "nelement"):
         return not node.args
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
         return len(node.args) == 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-        return _is_python_int(node.left) and _is_python_int(node.right)
+        return is_python_int(node.left) and is_python_int(node.right)
     return _is_integer_expression(node)
 
 
@@ -186,34 +187,76 @@ INITIALISERS = frozenset(
     "set_ resize_ orthogonal_".split()
 )
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Wrappers whose result is the allocation itself, still to be initialised.
+_WRAPPERS = _PARAMETER_CLASSES | {"torch.autograd.Variable", "torch.autograd.variable.Variable"}
 # Calls after the allocation whose result is still to be initialised (a device move, a cast).
-_KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous"})
+_KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous", "requires_grad_"})
+# What reads only the allocation's metadata, never its values.
+_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout", "requires_grad", "is_leaf", "grad", "grad_fn"})
+_SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"})
+_SHAPE_FUNCTIONS = frozenset({"len", "isinstance", "type", "id", "hasattr"})
+# Views: writing into one writes the allocation.
+_VIEWS = frozenset(
+    "view reshape t T mT transpose permute squeeze unsqueeze expand flatten narrow select view_as reshape_as expand_as".split()
+)
+# Calls that keep their argument somewhere the analysis does not follow.
+_STORES = frozenset({"append", "extend", "insert", "add", "register_buffer", "register_parameter", "setattr", "setdefault", "update", "add_module"})
+_DISPLAYS = frozenset({"print", "display", "repr", "str"})
+# A callee named for writing its argument: `init_weights(w)`, `glorot(w)` from an `inits` module,
+# `self.reset(w)`, `fill_buffer(w)`, `load_weights(w)`.
+_WRITER_WORDS = ("init", "fill", "reset", "load", "copy")
+# torch.nn.init's functions, also under another module's name (timm's `trunc_normal_`, a project's `init`).
+_INIT_FUNCTIONS = frozenset(
+    "uniform_ normal_ trunc_normal_ constant_ ones_ zeros_ eye_ dirac_ xavier_uniform_ xavier_normal_ "
+    "kaiming_uniform_ kaiming_normal_ orthogonal_ sparse_ glorot zeros ones".split()
+)
+
+
+class Use(enum.Enum):
+    """What happens first to an allocation's values."""
+
+    WRITE = "write"  # something overwrites them before anything reads them
+    SHAPE = "shape"  # only its shape, dtype or device is used, or nothing at all
+    DISPLAY = "display"  # printed, or the value of a notebook cell: shown, not computed with
+    READ = "read"  # used as an operand, passed on, returned
+    UNKNOWN = "unknown"  # kept somewhere the analysis does not follow
+    PARAMETER = "parameter"  # a module's parameter that nothing in the file initialises
+
+
+class Fate(NamedTuple):
+    use: Use
+    node: ast.AST | None = None  # the expression that reads or shows the values
+
+
+_SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
+_DEPTH = 6  # how far one allocation is followed through names and results
 
 
 class Initialisation:
-    """Which legacy allocations are initialised before anyone reads them.
+    """Whether a legacy allocation's uninitialised values are read before anything writes them.
 
-    ``torch.FloatTensor(n).uniform_(-1, 1)``, ``w = nn.Parameter(torch.Tensor(3, 4))`` with
-    ``nn.init.xavier_uniform_(w)`` later in the scope, or ``self.w = ...`` with an
-    initialiser on ``self.w`` in any method of the class (``reset_parameters``).
+    Follows the allocation through names (the def-use index of its scope), views, casts and
+    wrappers (``nn.Parameter``); an allocation stored on ``self`` is initialised when any
+    initialiser of the file writes an attribute of that name (``nn.init.normal_(module.w)``
+    in another class's ``_init_weights``), or a method of its class initialises every parameter.
     Built once per file, on the first question.
     """
 
     def __init__(self, tree: ast.Module) -> None:
         self.parents: dict[int, ast.AST] = {}
         self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
-        self.scopes: dict[int, ast.AST] = {}  # a node -> its innermost function (or the module)
-        stack: list[tuple[ast.AST, ast.ClassDef | None, ast.AST]] = [(tree, None, tree)]
+        stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
         while stack:
-            node, cls, scope = stack.pop()
+            node, cls = stack.pop()
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
                 child_class = child if isinstance(child, ast.ClassDef) else cls
-                child_scope = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
                 if child_class is not None:
                     self.classes[id(child)] = child_class
-                self.scopes[id(child)] = child_scope
-                stack.append((child, child_class, child_scope))
+                stack.append((child, child_class))
+        self.tree = tree
+        self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
+        self._called: tuple[frozenset[str], frozenset[str]] | None = None
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -223,84 +266,304 @@ class Initialisation:
             and ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES
         )
 
-    def initialised(self, node: ast.Call, ctx: Context) -> bool:
+    def fate(self, node: ast.Call, ctx: Context) -> Fate:
+        """What happens first to the values of the allocation ``node``."""
         allocation: ast.expr = node
+        parameter = self.wrapped_in_parameter(node, ctx)
+        if parameter:
+            allocation = self.parents[id(node)]  # type: ignore[assignment]
         parent = self.parents.get(id(allocation))
-        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is allocation:
-            if ctx.facts.qualname(parent.func) in _PARAMETER_CLASSES:
-                allocation, parent = parent, self.parents.get(id(parent))
         while isinstance(parent, ast.Attribute) and parent.attr in _KEEPS_THE_ALLOCATION:
             call = self.parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
                 break
-            allocation, parent = call, self.parents.get(id(call))  # `torch.LongTensor(n, m).to(device)`
-        if isinstance(parent, ast.Attribute) and parent.attr in INITIALISERS:
-            return True  # `torch.FloatTensor(n).uniform_(-1, 1)`
-        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
-            return False
-        target = parent.targets[0]
-        if isinstance(target, ast.Name):
-            scope = self.scopes.get(id(parent))
-            after = (parent.end_lineno or 0, parent.end_col_offset or 0)
-            return scope is not None and any(
-                (node.lineno, node.col_offset) > after and _initialises(node, target, ctx) for node in _writes(scope)
-            )
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            allocation, parent = call, self.parents.get(id(call))  # `nn.Parameter(...).to(device)`
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
+            attributes, classes = self._initialised_attributes(ctx)
             cls = self.classes.get(id(parent))
-            return cls is not None and (
-                any(_initialises(call, target, ctx) for call in _calls(cls)) or _initialises_all_parameters(cls, ctx)
-            )
+            if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
+                return _WRITE
+            if not parameter or cls is None or not self._bases_known(cls, ctx) or not self._runs(cls):
+                return _UNKNOWN
+            return Fate(Use.PARAMETER)
+        return self._fate(node, ctx, 0)
+
+    def overwritten_at_once(self, node: ast.Call) -> ast.Attribute | None:
+        """``torch.FloatTensor(...).uniform_()``: the in-place initialiser chained on the allocation, if any."""
+        allocation: ast.AST = node
+        parent = self.parents.get(id(allocation))
+        while isinstance(parent, ast.Attribute):
+            call = self.parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return None
+            if parent.attr in INITIALISERS and parent.attr not in ("set_", "resize_"):
+                return parent
+            if parent.attr not in _KEEPS_THE_ALLOCATION:
+                return None
+            allocation, parent = call, self.parents.get(id(call))
+        return None
+
+    # ------------------------------------------------------------------ following the values
+    def _fate(self, expr: ast.expr, ctx: Context, depth: int) -> Fate:
+        if depth > _DEPTH:
+            return _UNKNOWN
+        parent = self.parents.get(id(expr))
+        if isinstance(parent, ast.Attribute):
+            call = self.parents.get(id(parent))
+            called = isinstance(call, ast.Call) and call.func is parent
+            if parent.attr == "data" and not called:
+                return self._fate(parent, ctx, depth + 1)
+            if called and parent.attr in INITIALISERS:
+                return _WRITE
+            if parent.attr in _SHAPE_ATTRIBUTES or (called and parent.attr in _SHAPE_METHODS):
+                return _SHAPE
+            if called and parent.attr == "type" and not call.args and not call.keywords:  # type: ignore[union-attr]
+                return _SHAPE  # `x.type()`: the type's name
+            if called and parent.attr in _KEEPS_THE_ALLOCATION:
+                return self._fate(call, ctx, depth + 1)  # type: ignore[arg-type]
+            if not called and parent.attr not in _VIEWS:
+                return _UNKNOWN  # an attribute of its own (`.volatile`, a project's wrapper)
+            return self._consumed(call if called else parent, ctx, depth, view=parent.attr in _VIEWS)  # type: ignore[arg-type]
+        if isinstance(parent, ast.Subscript):
+            if parent.value is not expr:
+                return Fate(Use.READ, parent)  # its values index something
+            if isinstance(parent.ctx, ast.Store):
+                return _WRITE  # `ids[i] = v`: filled element by element
+            return self._consumed(parent, ctx, depth, view=True) if isinstance(parent.ctx, ast.Load) else _UNKNOWN
+        if isinstance(parent, ast.keyword):
+            call = self.parents.get(id(parent))
+            if parent.arg == "out":
+                return _WRITE
+            return self._argument(call, ctx, depth) if isinstance(call, ast.Call) else _UNKNOWN
+        if isinstance(parent, ast.Call) and parent.func is not expr:
+            return self._argument(parent, ctx, depth)
+        if isinstance(parent, ast.Starred):
+            call = self.parents.get(id(parent))
+            return self._argument(call, ctx, depth) if isinstance(call, ast.Call) else _UNKNOWN
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            return self._consumed(parent, ctx, depth, view=False)  # `c = a + b` whose device alone is asked
+        if isinstance(parent, (ast.Compare, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
+            return Fate(Use.READ, parent)
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is expr:
+            return Fate(Use.READ, parent.iter)
+        if isinstance(parent, (ast.Expr, ast.FormattedValue)):
+            return Fate(Use.DISPLAY, expr)  # a notebook cell's value, an f-string
+        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(id(parent)), ast.Expr):
+            return Fate(Use.DISPLAY, expr)  # `x1, x2` as a cell's value
+        if isinstance(parent, ast.Assign) and parent.value is expr and len(parent.targets) == 1:
+            target = parent.targets[0]
+            if isinstance(target, ast.Name):
+                return self._name(target.id, parent, ctx, depth)
+        return _UNKNOWN
+
+    def _consumed(self, result: ast.expr, ctx: Context, depth: int, view: bool) -> Fate:
+        """A call or view made from the values: a read, unless only its result's shape is used
+        (or, for a view, its result is written or kept)."""
+        after = self._fate(result, ctx, depth + 1)
+        if after.use is Use.SHAPE or (view and after.use in (Use.WRITE, Use.UNKNOWN)):
+            return after
+        return Fate(Use.READ, result)
+
+    def _argument(self, call: ast.Call, ctx: Context, depth: int) -> Fate:
+        func = call.func
+        qualname = ctx.facts.qualname(func) or ""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if qualname in _WRAPPERS:
+            return self._fate(call, ctx, depth + 1)  # `Variable(torch.Tensor(3, 4))`: still the allocation
+        if writes_argument(call, ctx):
+            return _WRITE
+        if name in _DISPLAYS:
+            return Fate(Use.DISPLAY, call)
+        if isinstance(func, ast.Name) and name in _SHAPE_FUNCTIONS:
+            return _SHAPE
+        if name in _STORES:
+            return _UNKNOWN
+        return self._consumed(call, ctx, depth, view=False)
+
+    def _name(self, name: str, assignment: ast.Assign, ctx: Context, depth: int) -> Fate:
+        """The first uses of ``name`` after ``assignment``, up to its next binding, in source order."""
+        scope = ctx.scope
+        after = _end(assignment)
+        rebinding = next((binding for binding in scope.bindings.get(name, ()) if binding.position > after), None)
+
+        def live(load: ast.Name) -> bool:
+            position = _start(load)
+            if position <= after:
+                return False
+            if rebinding is None or position < rebinding.position:
+                return True
+            value = rebinding.value  # `x = x.cuda()`: read by the value of its own rebinding
+            return value is not None and _start(value) <= position < _end(value)
+
+        shown: Fate | None = None
+        for load in sorted((load for load in scope.loads(name) if live(load)), key=_start):
+            fate = self._fate(load, ctx, depth + 1)
+            if fate.use is Use.SHAPE:
+                continue
+            if fate.use is Use.DISPLAY:
+                shown = shown or fate
+                continue
+            return fate
+        return shown or _SHAPE
+
+    # ------------------------------------------------------------------ modules that run
+    def _runs(self, cls: ast.ClassDef) -> bool:
+        """Whether the module class ``cls`` may run forward: a library's class (users build and call
+        it), or one whose instance the file calls. A class local to a function (a test's), or of a
+        script or notebook, runs only where the file calls an instance of it."""
+        if self.parents.get(id(cls)) is self.tree and not _is_script(self.tree):
+            return True
+        names, attributes = self._called_names()
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name):
+                continue
+            instance: ast.AST = node
+            parent = self.parents.get(id(instance))
+            if isinstance(parent, (ast.List, ast.Tuple)):
+                instance, parent = parent, self.parents.get(id(parent))
+            if isinstance(parent, ast.Call) and parent.func is not instance:
+                instance, parent = parent, self.parents.get(id(parent))  # `nn.Sequential(Block(), ...)`, a wrapper
+            if isinstance(parent, ast.Call) and parent.func is instance:
+                return True
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                target = parent.targets[0]
+                if (isinstance(target, ast.Name) and target.id in names) or (isinstance(target, ast.Attribute) and target.attr in attributes):
+                    return True
         return False
 
+    def _bases_known(self, cls: ast.ClassDef, ctx: Context, depth: int = 0) -> bool:
+        """Whether every base class is torch's or the file's own (with known bases): a base from elsewhere
+        (a project's pretrained-model class) may initialise every parameter (``self.apply(self._init_weights)``)."""
+        own = {node.name: node for node in self.tree.body if isinstance(node, ast.ClassDef)}
+        for base in cls.bases:
+            qualname = ctx.facts.qualname(base) or ""
+            if qualname.startswith("torch.") or (isinstance(base, ast.Name) and base.id == "object"):
+                continue
+            if isinstance(base, ast.Name) and base.id in own and own[base.id] is not cls and depth < 4:
+                if self._bases_known(own[base.id], ctx, depth + 1):
+                    continue
+            return False
+        return True
 
-def _writes(scope: ast.AST) -> list[ast.Call | ast.Subscript]:
-    """Calls, and item assignments (``ids[i] = v``: filled element by element)."""
-    return [
-        node for node in ast.walk(scope)
-        if isinstance(node, ast.Call) or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store))
-    ]
+    def _called_names(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The names called (``model(x)``) and the attributes called (``self.attn(x)``, ``model.forward(x)``)."""
+        if self._called is None:
+            names: set[str] = set()
+            attributes: set[str] = set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    if isinstance(func, ast.Name):
+                        names.add(func.id)
+                    elif isinstance(func, ast.Attribute):
+                        attributes.add(func.attr)
+                        if func.attr == "forward" and isinstance(func.value, ast.Name):
+                            names.add(func.value.id)
+            self._called = frozenset(names), frozenset(attributes)
+        return self._called
+
+    # ------------------------------------------------------------------ attributes initialised anywhere
+    def _initialised_attributes(self, ctx: Context) -> tuple[frozenset[str], frozenset[int]]:
+        """The attribute names some initialiser of the file writes, and the classes with a method that
+        initialises every parameter (``for p in self.parameters(): nn.init.normal_(p)``)."""
+        if self._initialised is not None:
+            return self._initialised
+        names: set[str] = set()
+        classes: set[int] = set()
+        loops: dict[str, list[ast.For]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.For):
+                for target in ast.walk(node.target):
+                    if isinstance(target, ast.Name):
+                        loops.setdefault(target.id, []).append(node)
+        initialising: set[int] = set()
+        for node in ast.walk(self.tree):
+            if _initialising_method(node):
+                initialising.update(id(call) for call in ast.walk(node) if isinstance(call, ast.Call))
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            written: list[ast.expr] = []
+            if isinstance(node.func, ast.Attribute) and node.func.attr in INITIALISERS:
+                written.append(node.func.value)
+            if id(node) in initialising or writes_argument(node, ctx):
+                written.extend(argument for argument in node.args if not isinstance(argument, ast.Starred))
+            for expression in written:
+                while isinstance(expression, ast.Subscript) or (isinstance(expression, ast.Attribute) and expression.attr == "data"):
+                    expression = expression.value  # `w[:n]`, `w.data`
+                if isinstance(expression, ast.Attribute):
+                    names.add(expression.attr)
+                elif isinstance(expression, ast.Name):
+                    for loop in loops.get(expression.id, ()):
+                        if loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno):
+                            names.update(_attributes_iterated(loop.iter))
+                            cls = self.classes.get(id(loop))
+                            if cls is not None and _iterates_parameters(loop.iter):
+                                classes.add(id(cls))
+        self._initialised = frozenset(names), frozenset(classes)
+        return self._initialised
 
 
-def _calls(scope: ast.AST) -> list[ast.Call]:
-    return [node for node in ast.walk(scope) if isinstance(node, ast.Call)]
-
-
-def _initialises_all_parameters(cls: ast.ClassDef, ctx: Context) -> bool:
-    """``for weight in self.parameters(): weight.data.uniform_(-std, std)`` in a method of the class."""
-    for loop in ast.walk(cls):
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)):
-            continue
-        func = loop.iter.func
-        if isinstance(func, ast.Attribute) and func.attr == "parameters" and ast.unparse(func.value) == "self":
-            if any(_initialises(call, loop.target, ctx) for statement in loop.body for call in _calls(statement)):
-                return True
+def _is_script(tree: ast.Module) -> bool:
+    """Code that runs when the file runs: a call, loop or ``with`` at the top level, or a main guard."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            return True
+        if isinstance(statement, (ast.For, ast.While, ast.With)):
+            return True
+        if isinstance(statement, ast.If) and "__name__" in ast.unparse(statement.test):
+            return True
     return False
 
 
-def _initialises(call: ast.Call | ast.Subscript, target: ast.Name | ast.Attribute, ctx: Context) -> bool:
-    """``target.uniform_()``, ``target.data.normal_()``, ``nn.init.xavier_uniform_(target)``, ``target[i] = v``..."""
-    if isinstance(call, ast.Subscript):
-        return _names_target(call.value, target)
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def writes_argument(call: ast.Call, ctx: Context) -> bool:
+    """An initialiser: ``nn.init.xavier_uniform_(w)``, ``init.normal_(w)`` (a project's own ``init``
+    module), ``trunc_normal_(w)``, or a callee named for writing its argument (``init_weights(w)``)."""
+    if not call.args:
+        return False
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in INITIALISERS and _names_target(func.value, target):
+    qualname = (ctx.facts.qualname(func) or "").lower()
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if qualname.startswith("torch.nn.init."):
         return True
-    qualname = ctx.facts.qualname(func) or ""
-    if qualname.startswith("torch.nn.init.") and call.args and _names_target(call.args[0], target):
-        return True
-    # `self.weight_init_func(self.proxies)`, `init_weights(w)`: a function named for initialising, given it.
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return "init" in name.lower() and any(_names_target(argument, target) for argument in call.args)
+    if name in _INIT_FUNCTIONS and not qualname.startswith(("torch.", "numpy.")):
+        return True  # `zeros(self.bias)` from torch_geometric's inits, not `torch.zeros(n)`
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    if isinstance(receiver, (ast.Name, ast.Attribute)) and "init" in (receiver.id if isinstance(receiver, ast.Name) else receiver.attr).lower():
+        return True  # `init.normal_(w)`, `inits.glorot(w)`
+    return any(word in name.lower() or word in qualname for word in _WRITER_WORDS)
 
 
-def _names_target(node: ast.expr, target: ast.Name | ast.Attribute) -> bool:
-    if isinstance(node, ast.Attribute) and node.attr == "data":
-        node = node.value
-    return _shape(node) == _shape(target)
+def _initialising_method(function: ast.AST) -> bool:
+    """``reset_parameters``, ``_init_weights``, ``initialize``: a method named for (re)initialising."""
+    return (
+        isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name != "__init__"
+        and any(word in function.name.lower() for word in ("init", "reset"))
+    )
 
 
-def _shape(node: ast.expr) -> str:
-    """The expression's structure without its load/store contexts (``self.w`` read and assigned alike)."""
-    return ast.dump(node).replace("Load()", "").replace("Store()", "")
+def _attributes_iterated(iterable: ast.expr) -> list[str]:
+    """``for p in [module.q, module.k]``: the attribute names of a display."""
+    if isinstance(iterable, (ast.List, ast.Tuple)):
+        return [element.attr for element in iterable.elts if isinstance(element, ast.Attribute)]
+    return []
+
+
+def _iterates_parameters(iterable: ast.expr) -> bool:
+    """``self.parameters()``, ``self.named_parameters()``."""
+    return (
+        isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+        and iterable.func.attr in ("parameters", "named_parameters")
+        and isinstance(iterable.func.value, ast.Name) and iterable.func.value.id == "self"
+    )
 
 
 # How a legacy constructor treats its data, from what the source's dtype and the target's say.
@@ -340,10 +603,57 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
     if source is None:
         return Cast(UNKNOWN_SOURCE, None, target, back)
     verdict = _verdict(source, target)
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, call.node):
+        verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
     if verdict == CHANGES and declared is not None:
         # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
         verdict = KEEPS
     return Cast(verdict, source, target, back)
+
+
+# NumPy constructors whose floats are whole numbers (given whole-number arguments), and the functions
+# that only rearrange or join their arguments' values.
+_WHOLE_NUMBER_MAKERS = frozenset({"numpy.zeros", "numpy.ones", "numpy.eye", "numpy.identity", "numpy.zeros_like", "numpy.ones_like"})
+_JOINS = frozenset(
+    {"numpy.hstack", "numpy.vstack", "numpy.stack", "numpy.concatenate", "numpy.append", "numpy.array", "numpy.asarray", "numpy.column_stack"}
+)
+
+
+def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
+    """Floats that are whole numbers by construction: zeros, ones, an identity, joined or stacked.
+
+    A name counts when every binding of it before ``before`` assigns such a value and nothing writes
+    into it in place afterwards (the def-use index).
+    """
+    if depth > 4:
+        return False
+    if isinstance(node, ast.Name):
+        # `y = torch.LongTensor(y)` binds `y` before the call starts: that binding is not the call's source.
+        bindings = [
+            binding for binding in ctx.scope.before(node.id, before)
+            if binding.value is None or not (_start(binding.value) <= _start(before) and _end(before) <= _end(binding.value))
+        ]
+        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
+            binding.value is not None and not ctx.scope.written_in_place_after(node.id, binding.value)
+            and _whole_numbers(binding.value, ctx, binding.value, depth + 1)
+            for binding in bindings
+        )
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth + 1) for element in node.elts)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and float(node.value).is_integer()
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return _whole_numbers(node.value, ctx, before, depth + 1)
+    if not (isinstance(node, ast.Call) and node.args):
+        return False
+    qualname = ctx.qualname(node.func) or ""
+    if qualname in _WHOLE_NUMBER_MAKERS:
+        return True
+    if qualname == "numpy.full":
+        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1)
+    if qualname in _JOINS:
+        return _whole_numbers(node.args[0], ctx, before, depth + 1)
+    return False
 
 
 def _verdict(source: str, target: str) -> str:

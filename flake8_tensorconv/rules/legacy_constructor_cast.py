@@ -34,8 +34,9 @@ class LegacyConstructorCast(Rule):
     (`torch.FloatTensor([1e-50])`). Data whose dtype is not visible counts as
     integer data when the result is cast straight back to integers
     (`torch.Tensor(indices).long()`). Casts that lose nothing (bools, exact
-    literals, integers into a wider type, float64 into float32) are TCV211's,
-    an opt-in rule.
+    literals, integers into a wider type, float64 into float32, floats that are
+    whole numbers by construction such as `np.hstack([np.zeros(n), np.ones(m)])`
+    or `np.eye(n)` into an integer type) are TCV211's, an opt-in rule.
 
     ## Why is this bad?
     The legacy constructors cast silently: `torch.Tensor` to the default float

@@ -3,11 +3,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.findings import Applicability, Edit, Related
 from flake8_tensorconv.rules._legacy_constructor import (
     LEGACY_CONSTRUCTORS,
     TRIGGERS,
     Initialisation,
+    LegacyCall,
+    Use,
+    is_python_int,
     is_size_argument,
     legacy_call,
 )
@@ -32,56 +35,83 @@ def _sizes(arguments: list[ast.expr], ctx: Context) -> bool:
 class LegacyConstructorSize(Rule):
     """
     ## What it does
-    Flags `torch.Tensor(3)`, `torch.FloatTensor(n)`, `torch.Tensor(np.array(3))`
-    and `torch.Tensor(np.int64(3))`: a legacy constructor given one integer, which
-    reads like the value but is a size; and an `nn.Parameter` of such an
-    allocation (`nn.Parameter(torch.Tensor(2, 3))`) that nothing initialises. Two or
-    more sizes elsewhere (`torch.Tensor(2, 3)`) are a shape nobody mistakes for
-    values, and are left alone.
+    Flags a legacy constructor given sizes (`torch.Tensor(3)`, `torch.FloatTensor(n, m)`,
+    `torch.Tensor(np.array(3))`) whose uninitialised values are read before anything
+    writes them: used as an operand, passed to a function that is not an initialiser,
+    fed to a layer, or returned; for one integer, which reads like the value, also
+    printed or shown as a notebook cell's value. And an `nn.Parameter` of such an
+    allocation stored on a module that nothing in the file initialises.
 
-    An allocation that is initialised before it is read is not reported: a
-    direct initialiser (`torch.FloatTensor(n).uniform_(-1, 1)`), or a name or a
-    `self` attribute (also wrapped in `nn.Parameter`) that gets an initialiser
-    later in its function, or in any method of its class (`nn.init.xavier_uniform_
-    (self.weight)`, `self.weight.data.normal_()`, a loop over `self.parameters()`
-    in `reset_parameters`), or a name whose items are assigned one by one later in
-    its function (`ids[i] = ...`). That is an old spelling of `torch.empty`, not a
-    bug. Nor is `torch.Tensor(0)`, which has no element to read.
+    It follows the allocation through names (the def-use index of its function), casts,
+    device moves, views and `nn.Parameter`. It is silent where the first use writes the
+    values: an in-place initialiser (`uniform_`, `fill_`, `zero_`, `copy_`, `normal_`...),
+    slice or item assignment, `out=`, an `nn.init` function (also wrapping the allocation,
+    `nn.init.kaiming_uniform_(nn.Parameter(torch.Tensor(3, 4)))`), or a callee named for
+    it (`init_weights(w)`); where only the shape, dtype or device is used (also of a result
+    computed from it, `len(layer(torch.Tensor(1, 3)).flatten())`); where a shape is only
+    shown; and for a module's attribute that some initialiser of the file writes
+    (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
+    `reset_parameters` or `init_weights`, a loop over `self.parameters()`). Where the
+    allocation goes somewhere it does not follow (a container, an attribute), it stays
+    silent. A parameter's module must derive from torch's or the file's own classes (a
+    base from elsewhere, such as a pretrained-model class, may initialise every parameter)
+    and be able to run: a library's class, or (for a class
+    local to a function, such as a test's, or defined by a script or notebook) one whose
+    instance the file calls. Nor is `torch.Tensor(0)` reported, which has no element to read.
+
+    The other way round, it flags a shape written as one list or tuple of integers
+    (`torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_()`) when an initialiser chained on
+    the call overwrites every value at once: the legacy constructor reads the sequence as
+    data (a tensor of four values), and the overwrite shows the values were never meant.
 
     ## Why is this bad?
-    An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised
-    tensor of three elements holding whatever was in memory, not `tensor(3.)`.
-    A 0-d integer array or a NumPy integer scalar is read the same way, which is
-    almost never what the author meant.
+    An integer argument is a *size*: `torch.Tensor(3)` allocates an uninitialised tensor
+    of three elements holding whatever was in memory, not `tensor(3.)`. A 0-d integer
+    array or a NumPy integer scalar is read the same way. Whatever is computed from those
+    values (a sum, a product, a layer's output, a parameter's first forward pass) is
+    garbage that changes from run to run: often zeros, sometimes NaN or huge numbers.
 
     ## Example
     ```python
     buffer = torch.Tensor(3)
+    total = buffer.sum()
+    print(total)
     ```
 
     ## Use instead
     ```python
-    buffer = torch.empty(3)       # if an uninitialised buffer was meant
+    buffer = torch.zeros(3)       # if a buffer was meant: initialise it
     value = torch.tensor(3.0)     # if the value was meant
     ```
 
     ## Fix safety
     Safe: `torch.empty(...)` (with the typed constructor's dtype) does exactly what
-    the legacy call did, and says so. If the value was meant, change it by hand.
+    the legacy call did, and says so. Initialising the values, or writing the value that
+    was meant, is left to the author. For a shape written as one sequence the fix is
+    unsafe: `torch.empty((...))` reads it as the shape that was meant, so the result's
+    shape changes.
     """
 
     code = "TCV202"
     name = "legacy-constructor-size"
     message = (
-        "`{name}({args})` allocates an uninitialised tensor of that size, not a tensor holding the value; "
-        "use `torch.empty(...)` if a buffer was meant, `torch.tensor(...)` for the value"
+        "`{call}` allocates an uninitialised tensor of that size, not a tensor holding the value, and {step}; "
+        "use `torch.tensor(...)` for the value, or `torch.empty(...)` and fill it first if a buffer was meant"
+    )
+    shape_message = (
+        "`{call}` allocates an uninitialised tensor and {step} before anything writes them: the results are "
+        "whatever was in memory; initialise it (`torch.zeros`, `torch.rand`...), or write `torch.empty(...)` and fill it first"
+    )
+    shape_as_data_message = (
+        "`{call}` makes a tensor holding these {count} values, not a tensor of that shape, and `{initialiser}` "
+        "then overwrites every value: the sequence was meant as a shape; write `torch.empty(...)`, which reads it as one"
     )
     parameter_message = (
-        "`{name}({args})` in `nn.Parameter` is never initialised in this file: the parameter starts from "
+        "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
     triggers = TRIGGERS
-    fix_safety = "safe"
+    fix_safety = "sometimes"
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -89,19 +119,35 @@ class LegacyConstructorSize(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = legacy_call(node, ctx)
-        if call is None or not _sizes(node.args, ctx):
+        if call is None:
+            return
+        if self._initialisation is None:
+            self._initialisation = Initialisation(ctx.facts.tree)
+        overwritten = self._initialisation.overwritten_at_once(node)
+        if overwritten is not None and _shape_display(node.args):
+            self._report_shape_as_data(node, call, overwritten, ctx)
+            return
+        if not _sizes(node.args, ctx):
             return
         if any(isinstance(argument, ast.Constant) and argument.value == 0 for argument in node.args):
             return  # `torch.Tensor(0)`: no element, nothing uninitialised to read
-        if self._initialisation is None:
-            self._initialisation = Initialisation(ctx.facts.tree)
-        if len(node.args) > 1 and not self._initialisation.wrapped_in_parameter(node, ctx):
-            return  # `torch.Tensor(rows, cols)`: nobody reads a shape as values; a shape to fill is what is meant
-        if self._initialisation.initialised(node, ctx):
-            return  # allocate-then-initialise: the values are written before anyone reads them
+        fate = self._initialisation.fate(node, ctx)
         arguments = ", ".join(ctx.text(argument) for argument in node.args)
-        template = self.message if len(node.args) == 1 else self.parameter_message
-        message = template.format(name=ctx.text(node.func), args=arguments if len(arguments) < 30 else "...")
+        spelled = f"{ctx.text(node.func)}({arguments if len(arguments) < 30 else '...'})"
+        related: tuple[Related, ...] = ()
+        if fate.use is Use.PARAMETER:
+            message = self.parameter_message.format(call=spelled)
+        elif fate.use is Use.READ or (fate.use is Use.DISPLAY and len(node.args) == 1):
+            # Shown, a shape is a demonstration of what the call allocates; one integer shown is a value misread.
+            assert fate.node is not None
+            where = ctx.source.describe_line(fate.node.lineno)  # type: ignore[attr-defined]
+            verb = "reads" if fate.use is Use.READ else "shows"
+            step = f"{_describe(ctx, fate.node)} on {where} {verb} them"
+            template = self.message if len(node.args) == 1 else self.shape_message
+            message = template.format(call=spelled, step=step)
+            related = (Related(ctx.start(fate.node), ctx.end(fate.node), f"{verb} the uninitialised values"),)
+        else:
+            return  # written first, only measured, or kept where the analysis does not follow
         fix = None
         if call.torch_alias is not None:
             edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty")]
@@ -109,4 +155,41 @@ class LegacyConstructorSize(Rule):
                 last = node.keywords[-1].value if node.keywords else node.args[-1]
                 edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
             fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
-        ctx.report(self, node, message, fix)
+        ctx.report(self, node, message, fix, related)
+
+    def _report_shape_as_data(self, node: ast.Call, call: LegacyCall, overwritten: ast.Attribute, ctx: Context) -> None:
+        display = node.args[0]
+        assert isinstance(display, (ast.List, ast.Tuple))
+        message = self.shape_as_data_message.format(
+            call=f"{ctx.text(node.func)}({_shortened(ctx.text(display))})", count=len(display.elts), initialiser=overwritten.attr
+        )
+        related = (Related(ctx.attribute_name_start(overwritten), ctx.end(overwritten), "overwrites every value at once"),)
+        fix = None
+        if call.torch_alias is not None:
+            # torch.empty takes the tuple as a size: the shape that was meant, so the result changes (unsafe).
+            last = node.keywords[-1].value if node.keywords else node.args[-1]
+            fix = make_fix(
+                Applicability.UNSAFE,
+                "Use `torch.empty`, which reads the sequence as a shape",
+                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty"),
+                insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
+            )
+        ctx.report(self, node, message, fix, related)
+
+
+def _shape_display(arguments: list[ast.expr]) -> bool:
+    """One list or tuple display of two or more integers: data, or a shape written as one argument."""
+    return (
+        len(arguments) == 1 and isinstance(arguments[0], (ast.List, ast.Tuple)) and len(arguments[0].elts) >= 2
+        and all(is_python_int(element) for element in arguments[0].elts)
+    )
+
+
+def _shortened(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) < 30 else text[:1] + "..." + text[-1:]
+
+
+def _describe(ctx: Context, node: ast.AST) -> str:
+    text = " ".join(ctx.text(node).split())
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"

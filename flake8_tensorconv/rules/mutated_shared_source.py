@@ -4,7 +4,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes
+from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, used_after_write
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Kind
 
@@ -23,7 +23,8 @@ class MutatedSharedSource(Rule):
     Flags an in-place write (`a[...] = v`, `a += 1`, `np.copyto(a, ...)`,
     `a.fill(...)`, `a.sort()`, `out=a`) into a NumPy array `a` after
     `t = torch.from_numpy(a)` or `t = torch.as_tensor(a)` in the same scope,
-    while the tensor `t` is still used afterwards.
+    while the tensor `t` is still used afterwards (before `t` is bound to
+    another tensor).
 
     ## Why is this bad?
     `torch.from_numpy` and `torch.as_tensor` do not copy: the tensor is a view
@@ -97,7 +98,7 @@ class MutatedSharedSource(Rule):
                 continue
             if scope.rebound_between(array_name, conversion, write.statement):
                 continue  # the tensor shares the array the name held before
-            if not ctx.used_after(tensor_name, write.statement):
+            if not used_after_write(tensor_name, write.statement, ctx):
                 continue
             message = (
                 f"`{tensor_name}` shares memory with `{array_name}` "

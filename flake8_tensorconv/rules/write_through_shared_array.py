@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, is_basic_index
+from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, is_basic_index, used_after_write
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Device, Kind
 
@@ -48,8 +48,9 @@ class WriteThroughSharedArray(Rule):
     Flags in-place writes (`a[...] = v`, `a += 1`, `np.copyto(a, ...)`,
     `a.fill(...)`, `a.sort()`, `out=a`) into an array made by `t.numpy()`,
     `t.detach().cpu().numpy()` or `np.asarray(t)` while the tensor `t` is still
-    used afterwards (or belongs to the caller: a parameter, also when the array
-    is bound to the parameter's own name, `x = x.detach().numpy()`). A dtype cast
+    used afterwards, before its name is bound to another tensor (or belongs to the
+    caller: a parameter, also when the array is bound to the parameter's own name,
+    `x = x.detach().numpy()`). A dtype cast
     in the chain (`t.detach().float().numpy()`) returns the tensor itself when the
     dtype already matches: where that dtype is not known the write is reported as
     one that may reach the tensor; a cast known to change the dtype copies.
@@ -138,7 +139,7 @@ class WriteThroughSharedArray(Rule):
         elif scope.rebound_between(tensor_name, first.call, write.statement):
             return  # the name now holds another tensor
         caller_owns = scope.is_parameter(tensor_name) and (own_name or not scope.before(tensor_name, first.call))
-        if not (caller_owns or ctx.used_after(tensor_name, write.statement)):
+        if not (caller_owns or used_after_write(tensor_name, write.statement, ctx)):
             return
         array_name = write.name.id
         casts = [conversion.cast for conversion in conversions if conversion.cast is not None]
