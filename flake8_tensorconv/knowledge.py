@@ -81,6 +81,9 @@ INTEGER_METHODS = {
 # Methods with an integer result on tensors and on arrays alike: evidence enough even when
 # the receiver's kind is unknown.
 INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero".split())
+# Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what
+# holds no grad gives none, whatever the receiver is.
+SHAPE_METHODS = frozenset("squeeze reshape view transpose flatten ravel swapaxes expand repeat copy".split())
 
 FLOAT_METHODS = {
     "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",

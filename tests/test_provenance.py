@@ -334,6 +334,44 @@ CASES = {
         def use(x: torch.Tensor):
             return to_host(x).numpy(), trainable().numpy()  # expect: TCV101
     """,
+    "helper_return_depends_on_its_arguments": """
+        import torch
+
+        def sample(n, device="cuda"):
+            return torch.randn(n, device=device)
+
+        def make(n, requires_grad=True):
+            return torch.zeros(n, requires_grad=requires_grad)
+
+        def scale(x):
+            return x * 2
+
+        model = torch.nn.Linear(2, 2)
+        on_host = sample(3, device="cpu").numpy()
+        on_gpu = sample(3).numpy()  # expect: TCV102
+        frozen = make(3, requires_grad=False).numpy()
+        trainable = make(3).numpy()  # expect: TCV101
+        output = scale(model(torch.ones(2))).numpy()  # expect: TCV101
+        detached = scale(model(torch.ones(2)).detach()).numpy()
+    """,
+    "no_grad_value_of_unknown_kind_through_shape_methods": """
+        import torch
+
+        def translate(model, x):
+            with torch.no_grad():
+                out, attention = model.decoder(x)
+            return out, attention
+
+        def show(attention):
+            return attention.squeeze(0).cpu().detach().numpy()
+
+        def show_any(attention):
+            return attention.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+
+        _, weights = translate(net, data)
+        show(weights)
+        show_any(unknown)
+    """,
     "attribute_stored_in_the_function": """
         import torch
 

@@ -78,7 +78,7 @@ class CallsMixin:
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
         if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
-            return self._helper_return(func.id)
+            return self._helper_return(func.id, node)
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
@@ -120,13 +120,13 @@ class CallsMixin:
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
-            grad = Grad.NO if "requires_grad" in keywords and literal_bool(kwarg(node, "requires_grad")) is False else Grad.YES
+            grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
             device = source.device if source.kind is Kind.TENSOR else Device.CPU
             return tensor(grad, device, source.dtype, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=source.device_origin)
         if qualname in K.VARIABLE_CLASSES:
             # The legacy wrapper leaves autograd unless asked: `Variable(model(x)).requires_grad` is False.
             source = args[0] if args else UNKNOWN
-            requires_grad = literal_bool(kwarg(node, "requires_grad")) if "requires_grad" in keywords else False
+            requires_grad = literal_bool(self._literal(kwarg(node, "requires_grad"))) if "requires_grad" in keywords else False
             grad = Grad.UNKNOWN if requires_grad is None else Grad.YES if requires_grad else Grad.NO
             leaf = frozenset({Fact.LEAF}) if requires_grad else frozenset()
             grad_origin = origin(node) if requires_grad else None
@@ -208,7 +208,7 @@ class CallsMixin:
 
     def _factory(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         name = qualname.rpartition(".")[2]
-        requires_grad = kwarg(node, "requires_grad")
+        requires_grad = self._literal(kwarg(node, "requires_grad"))
         grad = Grad.NO
         if requires_grad is not None:
             literal = literal_bool(requires_grad)
@@ -314,6 +314,8 @@ class CallsMixin:
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
+        if name in K.SHAPE_METHODS and receiver.grad is Grad.NO:
+            return Value(grad=Grad.NO, device=receiver.device, dtype=receiver.dtype)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
@@ -339,8 +341,8 @@ class CallsMixin:
             moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
             return plain.with_(device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin)
         if name == "requires_grad_":
-            literal = literal_bool(node.args[0]) if node.args else True
-            kw = kwarg(node, "requires_grad")
+            literal = literal_bool(self._literal(node.args[0])) if node.args else True
+            kw = self._literal(kwarg(node, "requires_grad"))
             if kw is not None:
                 literal = literal_bool(kw)
             grad = Grad.UNKNOWN if literal is None else (Grad.YES if literal else Grad.NO)

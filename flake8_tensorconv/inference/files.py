@@ -127,7 +127,10 @@ class FileFacts:
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
-        self.helper_returns: dict[str, Value] = {}
+        # (helper, what a call passes it, the literals among that) -> what the call returns.
+        self.helper_returns: dict[tuple, Value] = {}
+        # helper -> how many calls with different arguments it was summarised for.
+        self.helper_contexts: dict[str, int] = {}
         # class name -> attribute name -> value assigned in __init__ (modules, parameters).
         self.class_attributes: Mapping[str, dict[str, Value]] = {}
         # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).

@@ -46,6 +46,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin, ModulesMixin, G
         # While summarising a helper: the helper and the values its return statements give.
         self.summary_of: ast.FunctionDef | None = None
         self.returns: list[Value] = []
+        # While summarising a helper for one call: what the call passes (by parameter), and the
+        # literals it passes to parameters the helper never rebinds (``requires_grad=False``).
+        self.bound_parameters: dict[str, Value] = {}
+        self.literal_parameters: dict[str, ast.expr] = {}
 
     def _notify(self, node: ast.AST) -> None:
         if self.listener is not None:

@@ -61,7 +61,8 @@ class StatementsMixin:
                 elif env[arg.arg] == UNKNOWN and not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
                     env[arg.arg] = Value(facts=frozenset({Fact.SELF}))  # an instance of a class of the file
             elif not self.caller_params:
-                env[arg.arg] = self._annotation_value(arg.annotation)
+                bound = self.bound_parameters.get(arg.arg) if node is self.summary_of else None
+                env[arg.arg] = bound if bound is not None else self._annotation_value(arg.annotation)
             else:
                 env[arg.arg] = self._parameter_value(node, arg, class_name, callers)
         for arg in (args.vararg, args.kwarg):
@@ -186,24 +187,6 @@ class StatementsMixin:
             value = self.eval(node.value)
             if self.state.function is self.summary_of:
                 self.returns.append(value)
-
-    def _helper_return(self, name: str) -> Value:
-        """What a call of the module-level helper ``name`` returns, whatever it is given."""
-        known = self.facts.helper_returns.get(name)
-        if known is not None:
-            return known
-        self.facts.helper_returns[name] = UNKNOWN  # a recursive call while summarising
-        summary = type(self)(self.facts, listener=None)
-        summary.caller_params = False
-        summary.depth = self.depth + 1
-        summary.summary_of = self.facts.helpers[name]
-        summary.walk_function(summary.summary_of, class_name=None)
-        value = summary.returns[0] if summary.returns else UNKNOWN
-        for other in summary.returns[1:]:
-            value = join(value, other)
-        value = value.with_(shares_with=None)
-        self.facts.helper_returns[name] = value
-        return value
 
     def stmt_If(self, node: ast.If) -> None:
         self.eval(node.test)

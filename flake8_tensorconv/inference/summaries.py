@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 MAX_DEPTH = 1
 # A function called from more places than this is summarised as out of sight.
 MAX_CALL_SITES = 8
+# A helper is summarised for at most this many different calls; further calls get the summary
+# that holds whatever it is given.
+MAX_CONTEXTS = 6
 
 
 class CallSite(NamedTuple):
@@ -150,6 +154,42 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
             literal = isinstance(default, ast.Constant)
             passed[parameter.arg] = Value(kind=Kind.OTHER, grad=Grad.NO, device=Device.CPU) if literal else UNKNOWN
     return passed
+
+
+# What a call passes that a helper's result may depend on: the values the analysis follows.
+_CONTEXT_KINDS = (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE, Kind.DEVICE, Kind.DTYPE)
+
+
+def call_context(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, values: dict[int, Value], default: Callable[[ast.expr], Value]
+) -> tuple[dict[str, Value], dict[str, ast.expr]]:
+    """The parameters a call decides: what it passes to them (or leaves to a literal default), and the
+    bool literals among them, for parameters the helper never rebinds."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return {}, {}
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    expressions: dict[str, ast.expr] = dict(zip((arg.arg for arg in positional), call.args))
+    expressions.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
+    defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((arg.arg, value) for arg, value in zip(args.kwonlyargs, args.kw_defaults) if value is not None)
+    rebound = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    bound: dict[str, Value] = {}
+    literals: dict[str, ast.expr] = {}
+    for parameter in [*positional, *args.kwonlyargs]:
+        name = parameter.arg
+        expression = expressions.get(name)
+        value = values.get(id(expression), UNKNOWN) if expression is not None else UNKNOWN
+        if expression is None and name in defaults:
+            expression = defaults[name]
+            value = default(expression)
+        if expression is None:
+            continue
+        if value.kind in _CONTEXT_KINDS or (value.kind is Kind.UNKNOWN and value.grad is not Grad.UNKNOWN):
+            bound[name] = value
+        if isinstance(expression, ast.Constant) and isinstance(expression.value, bool) and name not in rebound:
+            literals[name] = expression
+    return bound, literals
 
 
 def join_arguments(per_site: list[dict[str, Value]]) -> dict[str, Value]:
@@ -309,6 +349,56 @@ class SummariesMixin:
             return True
         qualname = self.facts.qualname(annotation)
         return qualname is not None and (qualname in K.MODULE_BASES or qualname == "torch.nn.Module")
+
+    def _literal(self, expression: ast.expr | None) -> ast.expr | None:
+        """A parameter of the helper being summarised stands for the literal its call passes."""
+        if isinstance(expression, ast.Name) and self.state.function is self.summary_of:
+            return self.literal_parameters.get(expression.id, expression)
+        return expression
+
+    def _helper_return(self, name: str, call: ast.Call) -> Value:
+        """What this call of the module-level helper ``name`` returns, given what it passes.
+
+        A helper's result often depends on its arguments (``sample(n, device="cpu")``, a tensor
+        returned converted): what the call passes to the parameters the analysis follows, and the
+        literals it passes or leaves to their defaults, are bound for the walk. A call that decides
+        nothing (or one past MAX_CONTEXTS) gets the summary that holds whatever is passed.
+        """
+        function = self.facts.helpers[name]
+        bound, literals = call_context(function, call, self.values, self.eval_default)
+        key = (name, tuple(sorted(bound.items())), tuple(sorted((k, ast.dump(v)) for k, v in literals.items())))
+        known = self.facts.helper_returns
+        if key not in known:
+            if bound or literals:
+                contexts = self.facts.helper_contexts[name] = self.facts.helper_contexts.get(name, 0) + 1
+                if contexts > MAX_CONTEXTS:
+                    return self._helper_return_in(function, (name, (), ()), {}, {})
+            return self._helper_return_in(function, key, bound, literals)
+        return known[key]
+
+    def _helper_return_in(self, function: ast.FunctionDef, key: tuple, bound: dict[str, Value], literals: dict[str, ast.expr]) -> Value:
+        known = self.facts.helper_returns
+        if key in known:
+            return known[key]
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        known[key] = UNKNOWN  # a recursive call while summarising
+        summary = Interpreter(self.facts, listener=None)
+        summary.caller_params = False
+        summary.depth = self.depth + 1
+        summary.summary_of = function
+        summary.bound_parameters = bound
+        summary.literal_parameters = literals
+        summary.walk_function(function, class_name=None)
+        value = summary.returns[0] if summary.returns else UNKNOWN
+        for other in summary.returns[1:]:
+            value = join(value, other)
+        known[key] = value = value.with_(shares_with=None)
+        return value
+
+    def eval_default(self, expression: ast.expr) -> Value:
+        """A parameter's default, as a value: literals only (a device string, a number...)."""
+        return self.expr_Constant(expression) if isinstance(expression, ast.Constant) else UNKNOWN  # type: ignore[attr-defined]
 
     def _method_return(self, class_name: str, name: str) -> Value | None:
         """What ``obj.name(...)`` returns for an instance of the file's class ``class_name``, whatever it is given."""
