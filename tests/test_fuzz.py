@@ -70,11 +70,15 @@ def _parses(text: str) -> bool:
 SPLICED = st.builds(_splice, PROGRAMS, SNIPPETS, SNIPPETS, st.booleans()).filter(_parses)
 
 
+def _compile(text: str, name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # `1()` compiles, with a warning
+        compile(text, name, "exec", dont_inherit=True)
+
+
 def _compiles(text: str) -> bool:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)  # `1()` compiles, with a warning
-            compile(text, "<original>", "exec", dont_inherit=True)
+        _compile(text, "<original>")
     except SyntaxError:
         return False
     return True
@@ -92,7 +96,7 @@ def test_no_exception_escapes_and_every_fix_compiles_and_is_idempotent(text: str
     assume(_compiles(text))
     first = fix_source(Source(text=text), EVERYTHING, unsafe=True)
     assert _parses(first.text), first.text
-    compile(first.text, "<fixed>", "exec", dont_inherit=True)
+    _compile(first.text, "<fixed>")
     second = fix_source(Source(text=first.text), EVERYTHING, unsafe=True)
     assert second.text == first.text
 
