@@ -14,7 +14,7 @@ Three sets of labels are scored, each on its own:
   (``split.txt``) so that no package is in both parts;
 - ``fresh``: ``labels-d/e.jsonl``, packages labelled later by people who never saw the
   rules' code (``split.txt`` names them);
-- ``fresh-3``: ``labels-f/g/h.jsonl``, labelled out of sight during round 3.
+- ``fresh-3``: ``labels-f/g/h/i.jsonl``, labelled out of sight during round 3.
 
 The "held-out" and "fresh" parts were the held-out parts of round 2; scored at its end,
 they are tuning data since. Only the newest held-out part (``HELD_OUT``) is scored
