@@ -232,6 +232,39 @@ _SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
 _DEPTH = 6  # how far one allocation is followed through names and results
 
 
+# The maps of a top-level statement, kept while it is the same object: the language server's
+# incremental re-analysis keeps the statements an edit did not touch, and rebuilding the maps of
+# the whole file on every change was half of its work. Bounded; an id is trusted only with its object.
+_STATEMENT_MAPS: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = {}
+_STATEMENT_MAPS_LIMIT = 8192
+
+
+def _statement_maps(statement: ast.stmt) -> tuple[dict[int, ast.AST], dict[int, ast.ClassDef]]:
+    """The parent and the innermost class of every node of a top-level statement (the statement's own
+    parent, the module, is not included: a module is made anew by each parse)."""
+    cached = _STATEMENT_MAPS.get(id(statement))
+    if cached is not None and cached[0] is statement:
+        return cached[1], cached[2]
+    parents: dict[int, ast.AST] = {}
+    classes: dict[int, ast.ClassDef] = {}
+    top_class = statement if isinstance(statement, ast.ClassDef) else None
+    if top_class is not None:
+        classes[id(statement)] = top_class
+    stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(statement, top_class)]
+    while stack:
+        node, cls = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            child_class = child if isinstance(child, ast.ClassDef) else cls
+            if child_class is not None:
+                classes[id(child)] = child_class
+            stack.append((child, child_class))
+    if len(_STATEMENT_MAPS) >= _STATEMENT_MAPS_LIMIT:
+        _STATEMENT_MAPS.clear()
+    _STATEMENT_MAPS[id(statement)] = (statement, parents, classes)
+    return parents, classes
+
+
 class Initialisation:
     """Whether a legacy allocation's uninitialised values are read before anything writes them.
 
@@ -245,15 +278,11 @@ class Initialisation:
     def __init__(self, tree: ast.Module) -> None:
         self.parents: dict[int, ast.AST] = {}
         self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
-        stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
-        while stack:
-            node, cls = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                self.parents[id(child)] = node
-                child_class = child if isinstance(child, ast.ClassDef) else cls
-                if child_class is not None:
-                    self.classes[id(child)] = child_class
-                stack.append((child, child_class))
+        for statement in tree.body:
+            parents, classes = _statement_maps(statement)
+            self.parents.update(parents)
+            self.classes.update(classes)
+            self.parents[id(statement)] = tree
         self.tree = tree
         self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
