@@ -238,11 +238,29 @@ def _reparse(previous: _Parsed, lines: list[str]) -> ast.Module | None:
         return None  # the whole text decides: it may be an error, or a statement that the next one continues
     if region_start > 1:
         for statement in parsed.body:
-            ast.increment_lineno(statement, region_start - 1)
+            _shift_lines(statement, region_start - 1)
     if shift:
         for statement in body[end_index:]:
-            ast.increment_lineno(statement, shift)
+            _shift_lines(statement, shift)
     return ast.Module(body=[*body[:first_index], *parsed.body, *body[end_index:]], type_ignores=[])
+
+
+def _shift_lines(tree: ast.AST, lines: int) -> None:
+    """``ast.increment_lineno`` without its generators: moving the statements after an inserted line
+    was the largest part of a change once the findings of unchanged definitions are reused."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if "lineno" in node._attributes:
+            node.lineno += lines  # type: ignore[attr-defined]
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += lines  # type: ignore[attr-defined]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
 
 
 def _describe(statement: ast.stmt, text: str) -> _Statement:
