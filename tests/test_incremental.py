@@ -200,21 +200,8 @@ def test_a_change_inside_one_function_walks_that_function_alone():
     assert len(first) == len(lint_source(Source(text=DENSE), Settings(), rules)) > 0
 
 
-CALLER_AND_HELPER = '''\
-import torch
-
-
-def helper(size):
-    return torch.ones(size, requires_grad=True).detach()
-
-
-def convert(size):
-    return helper(size).numpy()
-
-
-def other(model, batch):
-    return model(batch).numpy()
-'''
+# A helper whose `.detach()` decides a finding in its caller (also opened in the real server by test_server).
+CALLER_AND_HELPER = (Path(__file__).parent / "sources" / "helper_and_caller.py").read_text(encoding="utf-8")
 
 
 def test_a_change_in_a_helper_walks_its_callers_again_and_leaves_unrelated_functions():

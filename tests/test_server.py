@@ -180,21 +180,7 @@ async def test_an_incremental_change_is_linted_again(client: LanguageClient, tmp
     assert (diagnostic.code, diagnostic.data["version"]) == ("TCV101", 2)
 
 
-HELPER_AND_CALLER = """\
-import torch
-
-
-def helper(size):
-    return torch.ones(size, requires_grad=True).detach()
-
-
-def convert(size):
-    return helper(size).numpy()
-
-
-def other(model, batch):
-    return model(batch).numpy()
-"""
+HELPER_AND_CALLER = (Path(__file__).parent / "sources" / "helper_and_caller.py").read_text(encoding="utf-8")
 
 
 async def test_a_change_in_a_helper_reports_in_its_caller_and_keeps_the_other_diagnostics_current(client: LanguageClient, tmp_path: Path):

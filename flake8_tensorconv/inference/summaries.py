@@ -380,21 +380,27 @@ class SummariesMixin:
         known = self.facts.helper_returns
         if key in known:
             return known[key]
+        known[key] = UNKNOWN  # a recursive call while summarising
+        known[key] = value = self._walked_return(function, None, bound, literals)
+        return value
+
+    def _walked_return(
+        self, function: ast.FunctionDef, class_name: str | None, bound: dict[str, Value], literals: dict[str, ast.expr]
+    ) -> Value:
+        """What ``function`` returns, walked on its own with ``bound`` / ``literals`` for its parameters."""
         from flake8_tensorconv.inference.interpreter import Interpreter
 
-        known[key] = UNKNOWN  # a recursive call while summarising
         summary = Interpreter(self.facts, listener=None)
         summary.caller_params = False
         summary.depth = self.depth + 1
         summary.summary_of = function
         summary.bound_parameters = bound
         summary.literal_parameters = literals
-        summary.walk_function(function, class_name=None)
+        summary.walk_function(function, class_name=class_name)
         value = summary.returns[0] if summary.returns else UNKNOWN
         for other in summary.returns[1:]:
             value = join(value, other)
-        known[key] = value = value.with_(shares_with=None)
-        return value
+        return value.with_(shares_with=None)
 
     def eval_default(self, expression: ast.expr) -> Value:
         """A parameter's default, as a value: literals only (a device string, a number...)."""
@@ -411,18 +417,8 @@ class SummariesMixin:
         method = _method(self.facts, class_name, name)
         if method is None:
             return None
-        from flake8_tensorconv.inference.interpreter import Interpreter
-
         known[key] = UNKNOWN  # a recursive call while summarising
-        summary = Interpreter(self.facts, listener=None)
-        summary.caller_params = False
-        summary.depth = self.depth + 1
-        summary.summary_of = method
-        summary.walk_function(method, class_name=class_name)
-        value = summary.returns[0] if summary.returns else UNKNOWN
-        for other in summary.returns[1:]:
-            value = join(value, other)
-        known[key] = value = value.with_(shares_with=None)
+        known[key] = value = self._walked_return(method, class_name, {}, {})
         return value
 
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
