@@ -24,6 +24,8 @@ from flake8_tensorconv.source import Source
 
 hypothesmith = pytest.importorskip("hypothesmith")
 
+# Generated programs such as `1()` compile with a SyntaxWarning (hypothesmith compiles them too).
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 EXAMPLES = int(os.environ.get("TENSORCONV_FUZZ_EXAMPLES", "200"))
 EVERYTHING = Settings(select=("ALL",))
 HEADER = "import numpy as np\nimport torch\nfrom torch import nn\n"
