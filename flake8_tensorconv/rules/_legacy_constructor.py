@@ -740,6 +740,30 @@ def explicit_cast_fix(call: LegacyCall, ctx: Context) -> Fix | None:
     )
 
 
+def keep_integers_fix(call: LegacyCall, ctx: Context) -> Fix:
+    """``torch.tensor(ids)`` for ``torch.Tensor(ids)`` whose integers are cast back (``.long()``): unsafe,
+    because integers above ``2**24`` now keep their values instead of being rounded through float32."""
+    node = call.node
+    return make_fix(
+        Applicability.UNSAFE,
+        f"Replace `{ctx.text(node.func)}` with `{call.torch_alias}.tensor`, which keeps the integers",
+        Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor"),
+    )
+
+
+_LAST_FILE: tuple[ast.Module, Initialisation] | None = None
+
+
+def initialisation_of(tree: ast.Module) -> Initialisation:
+    """The file's :class:`Initialisation`, shared by the legacy-constructor rules (TCV201, TCV202, TCV211):
+    built once per file, not once per rule. Only the last file's is kept (rules see one file at a time)."""
+    global _LAST_FILE
+    last = _LAST_FILE
+    if last is None or last[0] is not tree:
+        last = _LAST_FILE = (tree, Initialisation(tree))
+    return last[1]
+
+
 class DataCasts:
     """What each legacy constructor given data (``torch.LongTensor(rows)``) does to it, for TCV201 and TCV211.
 
@@ -754,5 +778,5 @@ class DataCasts:
         if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
             return None
         if self._parents is None:
-            self._parents = Initialisation(ctx.facts.tree).parents
+            self._parents = initialisation_of(ctx.facts.tree).parents
         return call, classify_cast(call, self._parents, ctx)

@@ -3,7 +3,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._legacy_constructor import (
     CHANGES,
     LOSSY,
@@ -11,8 +10,9 @@ from flake8_tensorconv.rules._legacy_constructor import (
     Cast,
     DataCasts,
     explicit_cast_fix,
+    keep_integers_fix,
 )
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules.base import Context, Rule
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -90,11 +90,7 @@ class LegacyConstructorCast(Rule):
         message = self.message.format(name=ctx.text(node.func), what=_what_happens(cast, call))
         fix = explicit_cast_fix(call, ctx)
         if cast.verdict == CHANGES and cast.back_to_integers and call.torch_alias is not None:
-            fix = make_fix(
-                Applicability.UNSAFE,
-                f"Replace `{ctx.text(node.func)}` with `{call.torch_alias}.tensor`, which keeps the integers",
-                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor"),
-            )
+            fix = keep_integers_fix(call, ctx)
         ctx.report(self, node, message, fix)
 
 

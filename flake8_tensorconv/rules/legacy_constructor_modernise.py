@@ -3,15 +3,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._legacy_constructor import (
     KEEPS,
     TRIGGERS,
     UNKNOWN_SOURCE,
     DataCasts,
     explicit_cast_fix,
+    keep_integers_fix,
 )
-from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.rules.base import Context, Rule
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -87,9 +87,5 @@ class LegacyConstructorModernise(Rule):
         if cast.back_to_integers and cast.target_dtype in _FLOATS and call.torch_alias is not None:
             # `torch.Tensor(ids).long()`: integers were meant; through float32 those above 2**24 are rounded.
             message = self.back_to_integers_message.format(name=ctx.text(node.func), dtype=cast.target_dtype)
-            fix = make_fix(
-                Applicability.UNSAFE,
-                f"Replace `{ctx.text(node.func)}` with `{call.torch_alias}.tensor`, which keeps the integers",
-                Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor"),
-            )
+            fix = keep_integers_fix(call, ctx)
         ctx.report(self, node, message, fix)

@@ -10,6 +10,7 @@ from flake8_tensorconv.rules._legacy_constructor import (
     Initialisation,
     LegacyCall,
     Use,
+    initialisation_of,
     is_python_int,
     is_size_argument,
     legacy_call,
@@ -122,7 +123,7 @@ class LegacyConstructorSize(Rule):
         if call is None:
             return
         if self._initialisation is None:
-            self._initialisation = Initialisation(ctx.facts.tree)
+            self._initialisation = initialisation_of(ctx.facts.tree)
         overwritten = self._initialisation.overwritten_at_once(node)
         if overwritten is not None and _shape_display(node.args):
             self._report_shape_as_data(node, call, overwritten, ctx)
