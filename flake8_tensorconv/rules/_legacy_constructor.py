@@ -232,19 +232,16 @@ _SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
 _DEPTH = 6  # how far one allocation is followed through names and results
 
 
-# The maps of a top-level statement, kept while it is the same object: the language server's
-# incremental re-analysis keeps the statements an edit did not touch, and rebuilding the maps of
-# the whole file on every change was half of its work. Bounded; an id is trusted only with its object.
-_STATEMENT_MAPS: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = {}
-_STATEMENT_MAPS_LIMIT = 8192
+# The maps of the last file's top-level statements: the language server's incremental re-analysis
+# keeps the statements an edit did not touch, and rebuilding the maps of the whole file on every change
+# was half of its work. Only the last file's are kept, so a run over many files holds one file's maps;
+# an id is trusted only with its object.
+_LAST_MAPS: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = {}
 
 
 def _statement_maps(statement: ast.stmt) -> tuple[dict[int, ast.AST], dict[int, ast.ClassDef]]:
     """The parent and the innermost class of every node of a top-level statement (the statement's own
     parent, the module, is not included: a module is made anew by each parse)."""
-    cached = _STATEMENT_MAPS.get(id(statement))
-    if cached is not None and cached[0] is statement:
-        return cached[1], cached[2]
     parents: dict[int, ast.AST] = {}
     classes: dict[int, ast.ClassDef] = {}
     top_class = statement if isinstance(statement, ast.ClassDef) else None
@@ -259,9 +256,6 @@ def _statement_maps(statement: ast.stmt) -> tuple[dict[int, ast.AST], dict[int, 
             if child_class is not None:
                 classes[id(child)] = child_class
             stack.append((child, child_class))
-    if len(_STATEMENT_MAPS) >= _STATEMENT_MAPS_LIMIT:
-        _STATEMENT_MAPS.clear()
-    _STATEMENT_MAPS[id(statement)] = (statement, parents, classes)
     return parents, classes
 
 
@@ -278,11 +272,17 @@ class Initialisation:
     def __init__(self, tree: ast.Module) -> None:
         self.parents: dict[int, ast.AST] = {}
         self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
+        global _LAST_MAPS
+        previous, kept = _LAST_MAPS, {}
         for statement in tree.body:
-            parents, classes = _statement_maps(statement)
-            self.parents.update(parents)
-            self.classes.update(classes)
+            maps = previous.get(id(statement))
+            if maps is None or maps[0] is not statement:
+                maps = (statement, *_statement_maps(statement))
+            kept[id(statement)] = maps
+            self.parents.update(maps[1])
+            self.classes.update(maps[2])
             self.parents[id(statement)] = tree
+        _LAST_MAPS = kept
         self.tree = tree
         self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
