@@ -311,8 +311,10 @@ class _JoinedSource(Source):
 class _Joined:
     """The code cells joined into one masked source, and the way back to (cell, row)."""
 
-    def __init__(self, cells: Sequence[CodeCell]) -> None:
+    def __init__(self, cells: Sequence[CodeCell], left_out: frozenset[int] = frozenset()) -> None:
+        """``left_out``: positions in ``cells`` of cells that do not parse; their lines stay, empty."""
         self.cells = list(cells)
+        self.left_out = left_out
         # For each cell with at least one line: its first line in the joined source, its position in ``cells``.
         self.first_lines: list[int] = []
         self.numbers: list[int] = []
@@ -323,6 +325,8 @@ class _Joined:
         for number, cell in enumerate(self.cells):
             lines, dedents = _dedent(_lines(cell.text))
             masked, shifts = _mask(lines)
+            if number in left_out:
+                masked = [""] * len(masked)
             self.line_counts.append(len(masked))
             self.dedents.append([dedent + shift for dedent, shift in zip(dedents, shifts)])
             if masked:
@@ -372,15 +376,58 @@ class _Joined:
 def lint_cells(cells: Sequence[CodeCell], settings: Settings, rules: RuleSet | None = None) -> list[Finding]:
     """Findings for code cells (in notebook order), each with ``cell`` set and rows relative to it.
 
-    Raises CellParseError (a ParseError with a cell-relative position and the cell) when they are not Python.
+    Jupyter compiles each cell on its own, so a cell that is not Python fails alone when it is run
+    and the others still run: such a cell is reported as TCV001 (at its syntax error) and left out,
+    and the other cells are checked. Raises CellParseError (a ParseError with a cell-relative
+    position and the cell) only when the cells are not Python even without the failing ones.
     """
     rules = rules or select_rules(settings)
-    joined = _Joined(cells)
+    joined, tree = _parsed(cells)
+    findings = lint_source(joined.source, settings, rules, tree=tree)
+    return [finding for _, finding in _unparsable_cells(joined)] + [joined.to_cells(finding)[1] for finding in findings]
+
+
+def _parsed(cells: Sequence[CodeCell], left_out: frozenset[int] | None = None) -> tuple[_Joined, ast.Module]:
+    """The joined cells without those that do not parse on their own (found here unless given), and its tree."""
+    joined = _Joined(cells, left_out or frozenset())
     try:
-        findings = lint_source(joined.source, settings, rules)
+        return joined, parse(joined.source)
     except ParseError as error:
+        if left_out is None:
+            failing = frozenset(number for number, cell in enumerate(cells) if not _parses_on_its_own(cell))
+            if failing:
+                return _parsed(cells, failing)
         raise _cell_parse_error(joined, error) from None
-    return [joined.to_cells(finding)[1] for finding in findings]
+
+
+def _parses_on_its_own(cell: CodeCell) -> bool:
+    return _own_error(cell) is None
+
+
+def _own_error(cell: CodeCell) -> CellParseError | None:
+    """Why the cell alone is not Python (a cell-relative position), or None."""
+    alone = _Joined([cell])
+    try:
+        parse(alone.source)
+    except ParseError as error:
+        return _cell_parse_error(alone, error)
+    return None
+
+
+def _unparsable_cells(joined: _Joined) -> list[tuple[int, Finding]]:
+    """TCV001 for each cell left out, at its syntax error, with the cell's position in ``cells``."""
+    if not joined.left_out:
+        return []
+    from flake8_tensorconv.rules import RULES_BY_CODE
+
+    template = RULES_BY_CODE["TCV001"].cell_message
+    findings = []
+    for number in sorted(joined.left_out):
+        error = _own_error(joined.cells[number])
+        if error is not None:
+            finding = Finding(code="TCV001", message=template.format(reason=error), start=error.position, end=error.position, cell=error.cell)
+            findings.append((number, finding))
+    return findings
 
 
 class CellsFixResult:
@@ -402,45 +449,43 @@ def fix_cells(cells: Sequence[CodeCell], settings: Settings, unsafe: bool = Fals
     rules = rules or select_rules(settings)
     current = list(cells)
     result = CellsFixResult(cells)
+    left_out = _parsed(cells)[0].left_out  # cells that are not Python: never edited, left out of every pass
     dropped: set[tuple[str, int | None, Position]] = set()
     for _ in range(MAX_FIX_PASSES):
         candidates = [
             (number, finding)
-            for number, finding in _lint_mapped(current, settings, rules)
+            for number, finding in _lint_mapped(current, settings, rules, left_out)
             if fixable(finding, unsafe) and (finding.code, finding.cell, finding.start) not in dropped
         ]
         if not candidates:
             break
         fixed, applied = _apply(current, candidates)
-        if not _parses(fixed):
+        if not _parses(fixed, left_out):
             # Find the culprits one at a time; keep the fixes that are fine on their own.
             good = []
             for candidate in candidates:
                 single, single_applied = _apply(current, [candidate])
                 if not single_applied:
                     continue
-                if _parses(single):
+                if _parses(single, left_out):
                     good.append(candidate)
                 else:
                     dropped.add((candidate[1].code, candidate[1].cell, candidate[1].start))
                     result.dropped.append(candidate[1])
             fixed, applied = _apply(current, good)
-            if not applied or not _parses(fixed):
+            if not applied or not _parses(fixed, left_out):
                 break
         result.applied.extend(applied)
         current = fixed
     result.cells = current
-    result.remaining = [finding for _, finding in _lint_mapped(current, settings, rules)]
+    result.remaining = [finding for _, finding in _lint_mapped(current, settings, rules, left_out)]
     return result
 
 
-def _lint_mapped(cells: list[CodeCell], settings: Settings, rules: RuleSet) -> list[tuple[int, Finding]]:
-    joined = _Joined(cells)
-    try:
-        findings = lint_source(joined.source, settings, rules)
-    except ParseError as error:
-        raise _cell_parse_error(joined, error) from None
-    return [joined.to_cells(finding) for finding in findings]
+def _lint_mapped(cells: list[CodeCell], settings: Settings, rules: RuleSet, left_out: frozenset[int]) -> list[tuple[int, Finding]]:
+    joined, tree = _parsed(cells, left_out)
+    findings = lint_source(joined.source, settings, rules, tree=tree)
+    return _unparsable_cells(joined) + [joined.to_cells(finding) for finding in findings]
 
 
 def _apply(cells: list[CodeCell], candidates: Sequence[tuple[int, Finding]]) -> tuple[list[CodeCell], list[Finding]]:
@@ -455,9 +500,9 @@ def _apply(cells: list[CodeCell], candidates: Sequence[tuple[int, Finding]]) -> 
     return fixed, applied
 
 
-def _parses(cells: list[CodeCell]) -> bool:
+def _parses(cells: list[CodeCell], left_out: frozenset[int]) -> bool:
     try:
-        parse(_Joined(cells).source)
+        parse(_Joined(cells, left_out).source)
     except ParseError:
         return False
     return True

@@ -202,6 +202,9 @@ def _check_notebook(path: str, raw: bytes, settings: Settings, mode: Mode, rules
     except CellParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)._replace(cell=error.cell)]
+        return
+    if not unparsable_enabled:  # cells that are not Python are reported as TCV001 by lint_cells
+        result.findings = [finding for finding in result.findings if finding.code != UNPARSABLE]
 
 
 def _add_noqa_to_cells(path: str, notebook: Notebook, mode: Mode, result: FileResult) -> None:
@@ -210,8 +213,8 @@ def _add_noqa_to_cells(path: str, notebook: Notebook, mode: Mode, result: FileRe
     from flake8_tensorconv.notebook import replace_sources
 
     texts: dict[int, str] = {}
-    for cell in notebook.cells:
-        findings = [finding for finding in result.findings if finding.cell == cell.index]
+    for cell in notebook.cells:  # a cell that is not Python cannot take a comment that is read (as in a file)
+        findings = [finding for finding in result.findings if finding.cell == cell.index and finding.code != UNPARSABLE]
         if not findings:
             continue
         added = add_noqa(Source(cell.text), findings)
@@ -219,7 +222,7 @@ def _add_noqa_to_cells(path: str, notebook: Notebook, mode: Mode, result: FileRe
         result.warnings.extend(f"{path}:cell {cell.index}:{line}: {reason}" for line, reason in added.skipped)
         if added.count:
             texts[cell.index] = added.text
-    result.findings = []
+    result.findings = [finding for finding in result.findings if finding.code == UNPARSABLE]
     if texts:
         _write(path, replace_sources(notebook, texts), mode, result)
 

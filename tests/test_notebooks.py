@@ -146,11 +146,27 @@ def test_a_cell_indented_as_a_whole_runs_dedented_as_in_ipython():
     assert fix_cells(cells, Settings()).cells[1].text == "  # plot\n  if True:\n      arr = out.detach().numpy()\n\n  arr"
 
 
-def test_a_syntax_error_is_reported_in_its_cell():
-    cells = [CodeCell(2, "import torch\n"), CodeCell(4, "x = torch.ones(3)\ny = x.numpy(\n")]
-    with pytest.raises(CellParseError) as raised:
-        lint_cells(cells, Settings())
-    assert raised.value.cell == 4 and raised.value.position.line == 2
+def test_a_cell_that_is_not_python_is_reported_there_and_the_other_cells_are_checked():
+    """Jupyter compiles each cell on its own: the broken cell fails alone and the others still run."""
+    cells = [
+        CodeCell(2, "import torch\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\n"),
+        CodeCell(4, "def exercise(x):\n    # YOUR CODE HERE\n"),
+        CodeCell(5, "    print 'indented, and Python 2'\n"),
+        CodeCell(6, "arr = out.numpy()\n"),
+    ]
+    findings = lint_cells(cells, Settings())
+    assert [(f.code, f.cell, f.start.line) for f in findings] == [("TCV001", 4, 2), ("TCV001", 5, 1), ("TCV101", 6, 1)]
+    assert findings[0].message.startswith("cannot check this cell: cannot parse: ")
+    result = fix_cells(cells, Settings())
+    assert [after.index for _, after in result.changed] == [6]
+    assert result.cells[3].text == "arr = out.detach().numpy()\n" and result.cells[1:3] == cells[1:3]
+    assert [(f.code, f.cell) for f in result.remaining] == [("TCV001", 4), ("TCV001", 5)]
+
+
+def test_what_a_broken_cell_would_have_defined_is_unknown_to_the_others():
+    """Its code never ran: nothing it binds or sanitises reaches the later cells."""
+    cells = [CodeCell(1, "import torch\nx = torch.ones(3, requires_grad=True)\n"), CodeCell(2, "x = x.detach(\n"), CodeCell(3, "y = x.numpy()\n")]
+    assert [(f.code, f.cell) for f in lint_cells(cells, Settings())] == [("TCV001", 2), ("TCV101", 3)]
 
 
 def test_a_fix_that_would_span_two_cells_is_not_offered():
@@ -328,13 +344,26 @@ def test_invalid_json_is_tcv001_naming_the_file(tensorconv, tmp_path):
     assert lines[1].startswith("list.ipynb:1:1: TCV001 ") and 'no "cells" list' in lines[1]
 
 
-def test_a_syntax_error_in_a_cell_is_tcv001_in_that_cell(tensorconv, tmp_path):
+def test_a_syntax_error_in_a_cell_is_tcv001_in_that_cell_and_the_rest_is_fixed(tensorconv, tmp_path):
+    def code(*lines):
+        return {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": list(lines)}
+
     cells = [{"cell_type": "markdown", "metadata": {}, "source": "# x"},
-             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["import torch\n", "y = x.numpy(\n"]}]
+             code("import numpy as np\n", "y = x.numpy(\n"),
+             code("import torch\n", "out = torch.nn.Linear(3, 2)(torch.ones(1, 3))\n", "arr = out.numpy()")]
     (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    result = tensorconv("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path)
-    assert result.returncode == 1 and result.stdout.startswith("nb.ipynb:cell 2:2:")
-    assert " TCV001 " in result.stdout
+    listed = tensorconv("check", "--no-cache", "nb.ipynb", cwd=tmp_path)
+    assert listed.returncode == 1 and listed.stdout.splitlines()[:2] == [
+        "nb.ipynb:cell 2:2:12: TCV001 cannot check this cell: cannot parse: '(' was never closed (the notebook's other cells are checked)",
+        "nb.ipynb:cell 3:3:7: TCV101 [*] `.numpy()` on a tensor that may require grad raises RuntimeError; call `.detach()` first"
+        " (`out` comes from `torch.nn.Linear(3, 2)(torch.ones(1, 3))` on line 2 of cell 3, outside `no_grad`)",
+    ]
+    ignored = tensorconv("check", "--no-cache", "--ignore", "TCV001", "nb.ipynb", cwd=tmp_path)
+    assert [line.split()[2] for line in ignored.stdout.splitlines()] == ["TCV101"]
+    fixed = tensorconv("check", "--no-cache", "--fix", "nb.ipynb", cwd=tmp_path)
+    assert fixed.returncode == 1 and fixed.stdout.startswith("nb.ipynb:cell 2:2:")
+    written = json.loads((tmp_path / "nb.ipynb").read_text())["cells"]
+    assert written[1] == cells[1] and written[2]["source"][2] == "arr = out.detach().numpy()"
 
 
 def test_folders_yield_notebooks_but_not_checkpoints_and_cache_and_jobs_agree(tensorconv, project):

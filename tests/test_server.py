@@ -412,9 +412,11 @@ async def test_a_notebook_is_checked_as_one_program_and_reported_in_its_cells(cl
     assert await diagnostics_for(client, documents[2].uri) == []
 
 
-async def test_a_notebook_that_does_not_parse_gives_tcv001_in_the_broken_cell(client: LanguageClient, tmp_path: Path):
+async def test_a_cell_that_does_not_parse_gives_tcv001_there_and_the_other_cells_are_checked(client: LanguageClient, tmp_path: Path):
     path = tmp_path / "broken.ipynb"
-    cells, documents = notebook_cells(path, ["import torch\n%matplotlib inline\n", "x = torch.ones(3).numpy((\n"])
+    cells, documents = notebook_cells(
+        path, ["import torch\n%matplotlib inline\n", "x = torch.ones(3).numpy((\n", "w = torch.ones(3, requires_grad=True)\nw.numpy()\n"]
+    )
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1, cells=cells),
@@ -424,6 +426,7 @@ async def test_a_notebook_that_does_not_parse_gives_tcv001_in_the_broken_cell(cl
     assert await diagnostics_for(client, documents[0].uri) == []  # the magic is IPython, not an error
     (diagnostic,) = await diagnostics_for(client, documents[1].uri)
     assert diagnostic.code == "TCV001"
+    assert [diagnostic.code for diagnostic in await diagnostics_for(client, documents[2].uri)] == ["TCV101"]
 
 
 @pytest.mark.parametrize(

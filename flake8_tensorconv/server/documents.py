@@ -168,11 +168,14 @@ def lint_notebook(cells: Sequence[CodeCell], path: str | None, config: DocumentC
 
     relative = config.relative(path)
     try:
-        return lint_cells(cells, config.settings, select_rules(config.settings, relative))
+        findings = lint_cells(cells, config.settings, select_rules(config.settings, relative))
     except CellParseError as error:
         if not _enabled(UNPARSABLE, config, relative):
             return []
         return [_tool_finding(UNPARSABLE, str(error), error.position)._replace(cell=error.cell)]
+    if _enabled(UNPARSABLE, config, relative):
+        return findings
+    return [finding for finding in findings if finding.code != UNPARSABLE]  # a cell that is not Python
 
 
 def fix_notebook(cells: Sequence[CodeCell], path: str | None, config: DocumentConfig) -> dict[int, Edit]:
