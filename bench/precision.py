@@ -217,15 +217,61 @@ def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
     """Findings of the default rules in the Python files, by normalised file path.
 
     Notebooks are read through their converted ``.ipynb.py`` (what the labels name): the
-    ``.ipynb`` files themselves are left out so that nothing is counted twice.
+    ``.ipynb`` files themselves are left out so that nothing is counted twice. A converted
+    notebook that does not parse as a whole is checked as the tool checks the notebook: cell by
+    cell, a cell that is not Python left out (see :func:`lint_as_cells`).
     """
     files = [path for path in discover(paths).files if path.endswith(".py")]
     findings: dict[str, list[Finding]] = {}
     for result in check_files(files, Settings(), Mode(), jobs):
         if result.error:
             print(f"{result.path}: {result.error}", file=sys.stderr)
-        findings[os.path.normpath(os.path.abspath(result.path))] = result.findings
+        path = os.path.normpath(os.path.abspath(result.path))
+        unparsable = [finding for finding in result.findings if finding.code == "TCV001"]
+        findings[path] = (unparsable and lint_as_cells(path)) or result.findings
     return findings
+
+
+def lint_as_cells(path: str) -> list[Finding] | None:
+    """The findings of a converted notebook (``NAME.ipynb.py``) read as its cells, on the ``.py`` file's lines.
+
+    None when ``path`` is not a conversion of a notebook beside it.
+    """
+    from bench.corpus.nb2py import python_cells
+    from flake8_tensorconv.notebook import CellParseError, CodeCell, lint_cells
+
+    if not path.endswith(".ipynb.py") or not os.path.isfile(path[: -len(".py")]):
+        return None
+    try:
+        with open(path[: -len(".py")], encoding="utf-8") as notebook:
+            cells = python_cells(json.load(notebook))
+        with open(path, encoding="utf-8") as converted:
+            if converted.read() != "\n\n".join(cells) + "\n":
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    first_lines = []
+    line = 1
+    for text in cells:
+        first_lines.append(line)
+        line += text.count("\n") + 2
+    try:
+        found = lint_cells([CodeCell(number, text) for number, text in enumerate(cells)], Settings())
+    except CellParseError:
+        return None
+    moved = []
+    for finding in found:
+        shift = first_lines[finding.cell] - 1
+        moved.append(
+            finding._replace(
+                start=finding.start._replace(line=finding.start.line + shift),
+                end=finding.end._replace(line=finding.end.line + shift),
+                cell=None,
+                fix=None,
+                related=(),
+            )
+        )
+    return moved
 
 
 def score(labels: Iterable[Label], corpus: Path, findings: dict[str, list[Finding]]) -> list[Verdict]:

@@ -55,17 +55,21 @@ def notebook_cells(notebook: dict) -> list[dict]:
     return [cell for sheet in notebook["worksheets"] for cell in sheet["cells"]]
 
 
-def notebook_to_python(notebook: dict) -> str:
-    """The text of the `.py` file for one parsed notebook."""
+def python_cells(notebook: dict) -> list[str]:
+    """The text of each code cell as it stands in the `.py` file (IPython syntax commented out)."""
     cells = []
     for cell in notebook_cells(notebook):
         if cell.get("cell_type") != "code":
             continue
         # nbformat 3 calls a code cell's source "input"
         source = cell.get("source", cell.get("input", ""))
-        lines = [python_line(line) for line in cell_lines(source)]
-        cells.append("\n".join(lines))
-    return "\n\n".join(cells) + "\n"
+        cells.append("\n".join(python_line(line) for line in cell_lines(source)))
+    return cells
+
+
+def notebook_to_python(notebook: dict) -> str:
+    """The text of the `.py` file for one parsed notebook."""
+    return "\n\n".join(python_cells(notebook)) + "\n"
 
 
 def convert_folder(folder: Path) -> int:
