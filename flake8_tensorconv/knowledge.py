@@ -155,6 +155,13 @@ MODEL_PARAMETER_NAMES = frozenset(
     "teacher student qnet q_net value_net policy_net target_net module layer".split()
 )
 MODEL_PARAMETER_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_policy", "_actor", "_critic")
+# Calls that take a model's parameters to train them (torch.optim and common optimizers, gradient clipping).
+OPTIMIZER_NAMES = frozenset(
+    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop NAdam RAdam LBFGS Rprop ASGD SparseAdam Lion Adafactor "
+    "clip_grad_norm_ clip_grad_value_".split()
+)
+# `X.from_pretrained(...)` of a class named like a model that is none (its result is no module with parameters).
+NOT_A_PRETRAINED_MODEL = r"Tokeni[sz]er|Processor|Config|FeatureExtractor|Scheduler|Pipeline"
 # Data: a loader's batch, images, labels, indices. They do not require grad.
 DATA_PARAMETER_NAMES = frozenset(
     "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "

@@ -365,8 +365,8 @@ CASES = {
         def show(attention):
             return attention.squeeze(0).cpu().detach().numpy()
 
-        def show_any(attention):
-            return attention.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+        def show_any(scores):
+            return scores.squeeze(0).cpu().detach().numpy()  # expect: TCV103
 
         _, weights = translate(net, data)
         show(weights)
@@ -529,6 +529,82 @@ CASES = {
         v.data.mul_(2)
         out = (w * v).sigmoid()
         out.data.zero_()  # expect: TCV104
+    """,
+    # Round 4 (r4-grad): TCV103 needs a grad source, as TCV101 does; these are sources found in the file.
+    "a_model_the_file_trains_is_a_grad_source_whatever_its_class": """
+        import torch
+        from models import Actor, Critic
+
+        class Agent:
+            def __init__(self, device):
+                self.actor = Actor().to(device)
+                self.critic = Critic().to(device)
+                self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=1e-3)
+
+            def act(self, state):
+                action = self.actor.forward(state)
+                return action.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+
+            def value(self, state):
+                return self.critic(state).cpu().detach()  # nothing shows the critic is trained here
+
+            def act_quietly(self, state):
+                with torch.no_grad():
+                    action = self.actor(state)
+                return action.cpu().detach()
+    """,
+    "a_frozen_model_is_no_grad_source": """
+        import torch
+        from models import Encoder
+
+        encoder = Encoder()
+        optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+        encoder.freeze()
+        features = encoder(torch.ones(2, 3))
+        host = features.cuda().detach()
+        layer = torch.nn.Linear(3, 2)
+        layer.requires_grad_(False)
+        out = layer(torch.ones(2, 3)).cuda().detach()
+    """,
+    "a_value_backpropagated_through_requires_grad": """
+        import torch
+
+        def step(criterion, batch, optimizer):
+            loss = criterion(batch)
+            loss.backward()
+            optimizer.step()
+            return loss.cuda().detach()  # expect: TCV103
+
+        def explain(cam, image, ids):
+            regions = cam.forward(image)
+            regions.backward(ids=ids)  # a Grad-CAM's own backward
+            return regions.cuda().detach()
+    """,
+    "a_pretrained_model_is_a_grad_source_its_tokenizer_is_not": """
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
+        inputs = tokenizer(["a text"], return_tensors="pt")
+        ids = inputs["input_ids"].cuda().detach()
+        outputs = model(**inputs)
+        hidden = outputs.last_hidden_state.cpu().detach()  # expect: TCV103
+        with torch.no_grad():
+            quiet = model(**inputs).last_hidden_state.cpu().detach()
+    """,
+    "no_evidence_of_grad_no_finding": """
+        import torch
+
+        def to_numpy(t):
+            return t.cpu().detach().numpy()
+
+        def log_metrics(labels, preds_ids):
+            return labels.cpu().detach(), preds_ids.argmax(1).cpu().detach()
+
+        weights = torch.ones(3, requires_grad=True)
+        on_the_cpu = (weights * 2).cpu().detach()  # `.cpu()` of a CPU tensor is the tensor itself
+        elsewhere = (weights * 2).cuda().detach()  # expect: TCV103
     """,
 }
 

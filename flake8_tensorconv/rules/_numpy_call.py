@@ -59,7 +59,11 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     if grad_origin is not None:
         what = _describe(ctx, grad_origin)
         who = "it" if who == what else who
-        clauses.append(f"{who} comes from {what} on {ctx.source.describe_line(grad_origin.line)}, outside `no_grad`")
+        line = ctx.source.describe_line(grad_origin.line)
+        if what.endswith(".backward()`"):  # the step is the backward pass through it, not where it was made
+            clauses.append(f"{who} requires grad: {what} runs on {line}")
+        else:
+            clauses.append(f"{who} comes from {what} on {line}, outside `no_grad`")
         related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
     if device_origin is not None:
         what = _describe(ctx, device_origin)
