@@ -42,6 +42,14 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# torch functions whose result is a Python number (a layer's fan, an init gain, a count), or a tuple of them.
+TORCH_NUMBER_RESULTS: dict[str, int] = {
+    "torch.nn.init._calculate_correct_fan": 1,
+    "torch.nn.init.calculate_gain": 1,
+    "torch.nn.init._calculate_fan_in_and_fan_out": 2,
+    "torch.cuda.device_count": 1,
+    "torch.cuda.current_device": 1,
+}
 # Functions of other libraries that return NumPy arrays: qualname -> the array's dtype (None: it depends on
 # the input), or a tuple of them for a function that returns several arrays.
 ARRAY_RESULTS: dict[str, str | None | tuple[str | None, ...]] = {

@@ -370,7 +370,6 @@ CASES = {
 
         _, weights = translate(net, data)
         show(weights)
-        show_any(unknown)
     """,
     "attribute_stored_in_the_function": """
         import torch
@@ -592,6 +591,30 @@ CASES = {
         hidden = outputs.last_hidden_state.cpu().detach()  # expect: TCV103
         with torch.no_grad():
             quiet = model(**inputs).last_hidden_state.cpu().detach()
+    """,
+    "a_static_methods_only_caller_passes_arrays_over_its_tensor_annotation": """
+        import numpy as np
+        import torch
+
+        class Visualization:
+            @staticmethod
+            def overlay(pred_mask: torch.Tensor, target_mask: torch.Tensor):
+                both = np.logical_and(pred_mask > 0.5, target_mask)
+                return np.logical_not(both)
+
+            def draw(self, logits, targets):
+                for i in range(logits.shape[0]):
+                    preds = logits[i].detach().cpu().numpy()
+                    Visualization.overlay(preds, targets[i].cpu().numpy())
+    """,
+    "a_layers_fan_is_a_number": """
+        import numpy as np
+        import torch
+
+        def init_lecun_uniform(tensor, scale=1.0):
+            fan_in = torch.nn.init._calculate_correct_fan(tensor, "fan_in")
+            fan_in_2, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(tensor)
+            return scale * np.sqrt(3.0 / fan_in) + np.sqrt(fan_out)
     """,
     "no_evidence_of_grad_no_finding": """
         import torch

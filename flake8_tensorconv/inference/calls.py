@@ -173,6 +173,9 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.TORCH_NUMBER_RESULTS:
+            count = K.TORCH_NUMBER_RESULTS[qualname]
+            return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
         if qualname in K.PICKS_FROM_SEQUENCE and args:
