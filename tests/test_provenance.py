@@ -616,6 +616,20 @@ CASES = {
             fan_in_2, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(tensor)
             return scale * np.sqrt(3.0 / fan_in) + np.sqrt(fan_out)
     """,
+    "a_model_pickled_in_a_checkpoint_and_a_models_named_submodule": """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        generator = torch.load("checkpoint.pth")["generator"].to(device)
+        weights = torch.load("checkpoint.pth")["state_dict"]
+        image = generator(torch.ones(1, 3, device=device))
+        shown = image.squeeze(0).cpu().detach()  # expect: TCV103
+        autoencoder = torch.nn.Module()
+        autoencoder.encoder = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(autoencoder.parameters())
+        codes = autoencoder.encoder(torch.ones(1, 4)).to(device).detach()  # expect: TCV103
+        kept = weights["layer.weight"].cuda().detach()
+    """,
     "no_evidence_of_grad_no_finding": """
         import torch
 

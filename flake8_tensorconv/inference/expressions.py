@@ -6,7 +6,7 @@ import ast
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.summaries import is_data_name, model_parameter
+from flake8_tensorconv.inference.summaries import is_data_name, is_model_name, model_parameter
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -128,6 +128,9 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if receiver.kind is Kind.MODULE and Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
+            # `model.encoder`, `self.model.decoder`: a submodule named as a network holds parameters too.
+            return model_parameter().with_(device=receiver.device, device_origin=receiver.device_origin)
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
             return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)
@@ -162,6 +165,12 @@ class ExpressionsMixin:
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         container = self.eval(node.value)
         self.eval(node.slice)
+        key = node.slice
+        if (
+            isinstance(key, ast.Constant) and isinstance(key.value, str) and is_model_name(key.value)
+            and isinstance(node.value, ast.Call) and self.facts.qualname(node.value.func) == "torch.load"
+        ):
+            return model_parameter()  # `torch.load(path)["model"]`: a whole model pickled in a checkpoint
         if container.kind is Kind.TENSOR:
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value):

@@ -325,7 +325,9 @@ class SummariesMixin:
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
             # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
-            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=True)
+            # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
+            in_sight = class_name is None or function.name.startswith("_")
+            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
         return self._parameter_evidence(function, arg, annotated, class_name)
 
     def _parameter_evidence(
