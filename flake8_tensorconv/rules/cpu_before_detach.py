@@ -7,7 +7,7 @@ from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Device, Grad, Kind
+from flake8_tensorconv.values import Device, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -31,6 +31,21 @@ def _to_the_cpu(move: ast.Call, ctx: Context) -> bool:
     return target.kind is Kind.DEVICE and target.device is Device.CPU
 
 
+def _already_there(move: ast.Call, value: Value, ctx: Context) -> bool:
+    """``x.to(device)`` where the step that placed ``x`` used the same ``device`` (``.to(device)``,
+    ``device=device``): the tensors of one operation share a device, so ``x`` is there already."""
+    where = value.device_origin
+    if move.func.attr != "to" or len(move.args) != 1 or move.keywords or where is None:  # type: ignore[attr-defined]
+        return False
+    target = move.args[0]
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return False
+    text = ctx.text(target)
+    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
+    placed = ctx.source.text[ctx.source.offset(start) : ctx.source.offset(end)]
+    return placed.endswith(f".to({text})") or f"device={text})" in placed or f"device={text}," in placed
+
+
 class CpuBeforeDetach(Rule):
     """
     ## What it does
@@ -52,8 +67,9 @@ class CpuBeforeDetach(Rule):
     metric state), where the tensor cannot require grad (gradients, integer
     tensors and results such as `argmax`, values made under `no_grad` or stored
     already detached, values past a guard that raises when they require grad),
-    for `.cpu()` of a tensor known to be on the CPU (it is the tensor itself, and
-    nothing is copied or recorded), and where a class of the file has its own
+    for `.cpu()` of a tensor known to be on the CPU and `.to(device)` of one placed
+    with that same `device` (`.to(device)`, `device=device`: it is the tensor
+    itself, and nothing is copied or recorded), and where a class of the file has its own
     `detach` (a mixture model) and the receiver's kind is not known.
 
     ## Why is this bad?
@@ -119,6 +135,8 @@ class CpuBeforeDetach(Rule):
             return
         if value.device is Device.CPU and _to_the_cpu(move, ctx):
             return  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
+        if _already_there(move, value, ctx):
+            return  # `.to(device)` of a tensor placed with that same `device`: the tensor itself
         safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=True, device=False)
         fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
