@@ -630,6 +630,20 @@ CASES = {
         codes = autoencoder.encoder(torch.ones(1, 4)).to(device).detach()  # expect: TCV103
         kept = weights["layer.weight"].cuda().detach()
     """,
+    "a_forward_hook_receives_the_layers_output": """
+        import torch
+
+        class Features:
+            def __init__(self, layer):
+                self.saved = []
+                layer.register_forward_hook(self.keep)
+
+            def keep(self, module, inputs, feats):
+                self.saved.append(feats.cpu().detach())  # expect: TCV103
+
+            def other(self, module, inputs, feats):
+                return feats.cpu().detach()
+    """,
     "no_evidence_of_grad_no_finding": """
         import torch
 

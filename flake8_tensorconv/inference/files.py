@@ -99,6 +99,8 @@ _TRAINED = re.compile(
 
 # `model.freeze()`, `self.encoder.requires_grad_(False)`: a model whose parameters no longer require grad.
 _FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
+# `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
+_FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 
 
 class FileFacts:
@@ -119,6 +121,7 @@ class FileFacts:
         self._filled_on_self: frozenset[str] | None = None
         self._trained_models: frozenset[str] | None = None
         self._frozen_models: frozenset[str] | None = None
+        self._forward_hooks: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
         # (class, method) -> what a call of the method returns.
         self.method_returns: dict[tuple[str, str], Value] = {}
@@ -172,6 +175,14 @@ class FileFacts:
             found = _FROZEN.findall(text) if "freeze(" in text or "requires_grad_(" in text else []
             self._frozen_models = frozenset(found)
         return self._frozen_models
+
+    @property
+    def forward_hooks(self) -> frozenset[str]:
+        """Names of the functions and methods the file registers as forward hooks (``register_forward_hook(f)``)."""
+        if self._forward_hooks is None:
+            text = self.text or ""
+            self._forward_hooks = frozenset(_FORWARD_HOOK.findall(text) if "register_forward_hook" in text else ())
+        return self._forward_hooks
 
     @property
     def line_starts(self) -> list[int]:

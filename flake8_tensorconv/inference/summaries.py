@@ -343,6 +343,9 @@ class SummariesMixin:
             return data_parameter(annotated)
         # A `Tensor` annotation says what kind of value comes in, not that it requires grad or lives on a
         # GPU: a name or a docstring that calls it a model's output is the evidence of that risk.
+        if function is not None and function.name in self.facts.forward_hooks and _hook_output(function, arg, class_name):
+            # A forward hook's `output` is what the layer computed: it requires grad wherever the forward ran with grad.
+            return caller_risk(annotated, origin(arg, f"the layer output that forward hook `{function.name}()` receives"))
         if callers_in_sight:
             return annotated
         documented = function is not None and documented_as_output(function, name)
@@ -476,6 +479,14 @@ class SummariesMixin:
                 elif value.kind is not Kind.SEQUENCE:
                     items[name] = UNKNOWN  # also holds something else
         return {name: Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for name, item in items.items() if item != UNKNOWN}
+
+
+def _hook_output(function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None) -> bool:
+    """``arg`` is the third parameter of a forward hook ``(module, input, output)`` (after ``self`` in a method)."""
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if class_name is not None and not is_staticmethod(function):
+        positional = positional[1:]
+    return len(positional) == 3 and positional[2] is arg
 
 
 def caller_risk(value: Value, where: Origin) -> Value:

@@ -55,8 +55,9 @@ class CpuBeforeDetach(Rule):
 
     It needs a source of grad on the path to the copy, the same evidence TCV101
     needs: a module call outside `no_grad`, `requires_grad=True`, a parameter, a
-    value that `.backward()` runs through, a parameter named or documented as a
-    model's output, or what same-file callers and returns carry. A model counts
+    value that `.backward()` runs through, the layer output a forward hook
+    receives, a parameter named or documented as a model's output, or what
+    same-file callers and returns carry. A model counts
     as holding parameters that require grad where the file shows it: a layer of
     torch, a module class of the file, a model handed in and called, a name or
     `self` attribute whose `.parameters()` go to an optimizer or a gradient clip,

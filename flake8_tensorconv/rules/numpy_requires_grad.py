@@ -18,7 +18,8 @@ class NumpyRequiresGrad(Rule):
     in another method) is a grad source, as a layer built there is; so is a
     model whose `.parameters()` the file hands to an optimizer or a gradient
     clip (whatever class of another module it is), a model loaded with
-    `X.from_pretrained(...)`, and a value that `.backward()` runs through. A
+    `X.from_pretrained(...)`, a value that `.backward()` runs through, and the
+    layer output a function registered with `register_forward_hook` receives. A
     model the file freezes (`.freeze()`, `.requires_grad_(False)`) is none.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
