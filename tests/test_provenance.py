@@ -365,12 +365,11 @@ CASES = {
         def show(attention):
             return attention.squeeze(0).cpu().detach().numpy()
 
-        def show_any(attention):
-            return attention.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+        def show_any(scores):
+            return scores.squeeze(0).cpu().detach().numpy()  # expect: TCV103
 
         _, weights = translate(net, data)
         show(weights)
-        show_any(unknown)
     """,
     "attribute_stored_in_the_function": """
         import torch
@@ -529,6 +528,134 @@ CASES = {
         v.data.mul_(2)
         out = (w * v).sigmoid()
         out.data.zero_()  # expect: TCV104
+    """,
+    # Round 4 (r4-grad): TCV103 needs a grad source, as TCV101 does; these are sources found in the file.
+    "a_model_the_file_trains_is_a_grad_source_whatever_its_class": """
+        import torch
+        from models import Actor, Critic
+
+        class Agent:
+            def __init__(self, device):
+                self.actor = Actor().to(device)
+                self.critic = Critic().to(device)
+                self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=1e-3)
+
+            def act(self, state):
+                action = self.actor.forward(state)
+                return action.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+
+            def value(self, state):
+                return self.critic(state).cpu().detach()  # nothing shows the critic is trained here
+
+            def act_quietly(self, state):
+                with torch.no_grad():
+                    action = self.actor(state)
+                return action.cpu().detach()
+    """,
+    "a_frozen_model_is_no_grad_source": """
+        import torch
+        from models import Encoder
+
+        encoder = Encoder()
+        optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+        encoder.freeze()
+        features = encoder(torch.ones(2, 3))
+        host = features.cuda().detach()
+        layer = torch.nn.Linear(3, 2)
+        layer.requires_grad_(False)
+        out = layer(torch.ones(2, 3)).cuda().detach()
+    """,
+    "a_value_backpropagated_through_requires_grad": """
+        import torch
+
+        def step(criterion, batch, optimizer):
+            loss = criterion(batch)
+            loss.backward()
+            optimizer.step()
+            return loss.cuda().detach()  # expect: TCV103
+
+        def explain(cam, image, ids):
+            regions = cam.forward(image)
+            regions.backward(ids=ids)  # a Grad-CAM's own backward
+            return regions.cuda().detach()
+    """,
+    "a_pretrained_model_is_a_grad_source_its_tokenizer_is_not": """
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
+        inputs = tokenizer(["a text"], return_tensors="pt")
+        ids = inputs["input_ids"].cuda().detach()
+        outputs = model(**inputs)
+        hidden = outputs.last_hidden_state.cpu().detach()  # expect: TCV103
+        with torch.no_grad():
+            quiet = model(**inputs).last_hidden_state.cpu().detach()
+    """,
+    "a_static_methods_only_caller_passes_arrays_over_its_tensor_annotation": """
+        import numpy as np
+        import torch
+
+        class Visualization:
+            @staticmethod
+            def overlay(pred_mask: torch.Tensor, target_mask: torch.Tensor):
+                both = np.logical_and(pred_mask > 0.5, target_mask)
+                return np.logical_not(both)
+
+            def draw(self, logits, targets):
+                for i in range(logits.shape[0]):
+                    preds = logits[i].detach().cpu().numpy()
+                    Visualization.overlay(preds, targets[i].cpu().numpy())
+    """,
+    "a_layers_fan_is_a_number": """
+        import numpy as np
+        import torch
+
+        def init_lecun_uniform(tensor, scale=1.0):
+            fan_in = torch.nn.init._calculate_correct_fan(tensor, "fan_in")
+            fan_in_2, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(tensor)
+            return scale * np.sqrt(3.0 / fan_in) + np.sqrt(fan_out)
+    """,
+    "a_model_pickled_in_a_checkpoint_and_a_models_named_submodule": """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        generator = torch.load("checkpoint.pth")["generator"].to(device)
+        weights = torch.load("checkpoint.pth")["state_dict"]
+        image = generator(torch.ones(1, 3, device=device))
+        shown = image.squeeze(0).cpu().detach()  # expect: TCV103
+        autoencoder = torch.nn.Module()
+        autoencoder.encoder = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(autoencoder.parameters())
+        codes = autoencoder.encoder(torch.ones(1, 4)).to(device).detach()  # expect: TCV103
+        kept = weights["layer.weight"].cuda().detach()
+    """,
+    "a_forward_hook_receives_the_layers_output": """
+        import torch
+
+        class Features:
+            def __init__(self, layer):
+                self.saved = []
+                layer.register_forward_hook(self.keep)
+
+            def keep(self, module, inputs, feats):
+                self.saved.append(feats.cpu().detach())  # expect: TCV103
+
+            def other(self, module, inputs, feats):
+                return feats.cpu().detach()
+    """,
+    "no_evidence_of_grad_no_finding": """
+        import torch
+
+        def to_numpy(t):
+            return t.cpu().detach().numpy()
+
+        def log_metrics(labels, preds_ids):
+            return labels.cpu().detach(), preds_ids.argmax(1).cpu().detach()
+
+        weights = torch.ones(3, requires_grad=True)
+        on_the_cpu = (weights * 2).cpu().detach()  # `.cpu()` of a CPU tensor is the tensor itself
+        elsewhere = (weights * 2).cuda().detach()  # expect: TCV103
     """,
 }
 

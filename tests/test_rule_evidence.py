@@ -359,7 +359,7 @@ def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone)
     [
         ("def f(logits: torch.Tensor):\n    return logits.numpy()\n", "TCV101"),
         ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
-        ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
+        ("def f(logits: torch.Tensor):\n    return logits.cuda().detach()\n", "TCV103"),
         ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
         ("def f(logits: torch.Tensor):\n    return np.asarray(logits)\n", "TCV105"),
     ],

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.summaries import model_parameter
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -42,6 +44,13 @@ from flake8_tensorconv.values import (
 _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 
 
+def _pretrained_model_class(cls: ast.expr) -> bool:
+    """``AutoModel``, ``BertForMaskedLM``, ``UNet2DConditionModel``: a model class by the naming of the hubs' libraries
+    (a tokenizer, processor, config or scheduler is none)."""
+    name = cls.attr if isinstance(cls, ast.Attribute) else cls.id if isinstance(cls, ast.Name) else ""
+    return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
+
+
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
@@ -65,6 +74,8 @@ class CallsMixin:
             self.eval(func)
         args = [self.eval(arg) for arg in node.args]
         keywords = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and _pretrained_model_class(func.value):
+            return model_parameter()  # its parameters require grad; where it is moved later is not followed
         qualname = self.facts.qualname(func)
         if qualname is not None and not (
             isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.state.env
@@ -106,6 +117,8 @@ class CallsMixin:
             held = self.state.env.get(key) if key is not None else None
             if held is None:
                 held = self.facts.class_attributes.get(self.state.class_name, {}).get(func.attr)
+            if key is not None:
+                held = self._trained(key, held or UNKNOWN)  # `self.net(x)` where the class trains `self.net`'s parameters
             if held is not None and held.kind is Kind.MODULE:
                 return self._module_output(held, args, node)  # `self.net(x)`: the layer `__init__` built
             returned = self._method_return(self.state.class_name, func.attr)
@@ -160,6 +173,9 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.TORCH_NUMBER_RESULTS:
+            count = K.TORCH_NUMBER_RESULTS[qualname]
+            return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
         if qualname in K.PICKS_FROM_SEQUENCE and args:
@@ -314,8 +330,10 @@ class CallsMixin:
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
-        if name in K.SHAPE_METHODS and receiver.grad is Grad.NO:
-            return Value(grad=Grad.NO, device=receiver.device, dtype=receiver.dtype)
+        if name in K.SHAPE_METHODS and receiver.grad is not Grad.UNKNOWN:
+            # What is known of grad (none, or a caller's risk) holds for the reshaped value too.
+            return Value(grad=receiver.grad, device=receiver.device, dtype=receiver.dtype,
+                         grad_origin=receiver.grad_origin, device_origin=receiver.device_origin)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN

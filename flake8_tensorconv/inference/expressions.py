@@ -6,7 +6,7 @@ import ast
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.summaries import is_data_name
+from flake8_tensorconv.inference.summaries import is_data_name, is_model_name, model_parameter
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -84,11 +84,11 @@ class ExpressionsMixin:
 
     def expr_Name(self, node: ast.Name) -> Value:
         if node.id in self.state.env:
-            return self.state.env[node.id]
+            return self._trained(node.id, self.state.env[node.id])
         qualname = self.facts.aliases.get(node.id)
         if qualname is not None:
             return self._qualified_value(qualname)
-        return UNKNOWN
+        return self._trained(node.id, UNKNOWN)
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         receiver = self.eval(node.value)
@@ -97,8 +97,21 @@ class ExpressionsMixin:
             return self._qualified_value(qualname)
         key = attribute_key(node)
         if key is not None and key in self.state.env:
-            return self.state.env[key]
-        return self._attribute(receiver, node)
+            value = self.state.env[key]
+        else:
+            value = self._attribute(receiver, node)
+        return self._trained(key, value) if key is not None and Fact.SELF in receiver.facts else value
+
+    def _trained(self, key: str, value: Value) -> Value:
+        """A name or ``self`` attribute whose parameters the file trains is a module with parameters, where
+        nothing else is known of it (or only that `.to(device)` was called on it, which modules have too);
+        one the file freezes (``.freeze()``, ``.requires_grad_(False)``) holds none that require grad."""
+        if value.kind is Kind.MODULE and Fact.PARAMETRIZED in value.facts and key in self.facts.frozen_models:
+            return value.with_(facts=value.facts - {Fact.PARAMETRIZED})  # frozen: its outputs require grad only through its inputs
+        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN)
+        if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
+            return model_parameter().with_(device=value.device, device_origin=value.device_origin)
+        return value
 
     def _attribute(self, receiver: Value, node: ast.Attribute) -> Value:
         name = node.attr
@@ -115,6 +128,9 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if receiver.kind is Kind.MODULE and Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
+            # `model.encoder`, `self.model.decoder`: a submodule named as a network holds parameters too.
+            return model_parameter().with_(device=receiver.device, device_origin=receiver.device_origin)
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
             return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)
@@ -149,6 +165,12 @@ class ExpressionsMixin:
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         container = self.eval(node.value)
         self.eval(node.slice)
+        key = node.slice
+        if (
+            isinstance(key, ast.Constant) and isinstance(key.value, str) and is_model_name(key.value)
+            and isinstance(node.value, ast.Call) and self.facts.qualname(node.value.func) == "torch.load"
+        ):
+            return model_parameter()  # `torch.load(path)["model"]`: a whole model pickled in a checkpoint
         if container.kind is Kind.TENSOR:
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value):

@@ -92,6 +92,15 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
 
 
 _FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
+# `Adam(model.parameters(), ...)`, `optim.SGD(params=self.net.parameters())`: a model whose parameters are trained.
+_TRAINED = re.compile(
+    r"\b(?:" + "|".join(sorted(K.OPTIMIZER_NAMES)) + r")\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
+)
+
+# `model.freeze()`, `self.encoder.requires_grad_(False)`: a model whose parameters no longer require grad.
+_FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
+# `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
+_FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 
 
 class FileFacts:
@@ -110,6 +119,9 @@ class FileFacts:
         self.device_spans: dict[int, DeviceSpans] = {}
         self._line_starts: list[int] | None = None
         self._filled_on_self: frozenset[str] | None = None
+        self._trained_models: frozenset[str] | None = None
+        self._frozen_models: frozenset[str] | None = None
+        self._forward_hooks: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
         # (class, method) -> what a call of the method returns.
         self.method_returns: dict[tuple[str, str], Value] = {}
@@ -144,6 +156,33 @@ class FileFacts:
             self._filled_on_self = frozenset(match.group(1) for match in matches)
             self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
         return self._filled_on_self
+
+    @property
+    def trained_models(self) -> frozenset[str]:
+        """Names (``model``, ``self.actor``) whose parameters the file hands to an optimizer or a gradient clip:
+        modules with parameters that are trained, whatever class (of another module) they are."""
+        if self._trained_models is None:
+            text = self.text or ""
+            found = _TRAINED.findall(text) if "parameters()" in text else []
+            self._trained_models = frozenset(found)
+        return self._trained_models
+
+    @property
+    def frozen_models(self) -> frozenset[str]:
+        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``."""
+        if self._frozen_models is None:
+            text = self.text or ""
+            found = _FROZEN.findall(text) if "freeze(" in text or "requires_grad_(" in text else []
+            self._frozen_models = frozenset(found)
+        return self._frozen_models
+
+    @property
+    def forward_hooks(self) -> frozenset[str]:
+        """Names of the functions and methods the file registers as forward hooks (``register_forward_hook(f)``)."""
+        if self._forward_hooks is None:
+            text = self.text or ""
+            self._forward_hooks = frozenset(_FORWARD_HOOK.findall(text) if "register_forward_hook" in text else ())
+        return self._forward_hooks
 
     @property
     def line_starts(self) -> list[int]:

@@ -6,6 +6,7 @@ import ast
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import FileFacts
+from flake8_tensorconv.inference.summaries import is_model_name
 from flake8_tensorconv.inference.support import (
     STRING,
     dtype_of_expression,
@@ -81,6 +82,9 @@ class ModulesMixin:
             return self._module_output(receiver, args, node)
         if name in ("modules", "children", "named_modules", "named_children"):
             return Value(kind=Kind.ITERABLE, grad=Grad.NO)
+        if Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
+            # `model.encoder(x)`: a submodule named as a network holds parameters too.
+            return self._module_output(receiver.with_(facts=frozenset({Fact.PARAMETRIZED})), args, node)
         return UNKNOWN
 
     def _module_dtype(self, module: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> str | None:

@@ -25,10 +25,14 @@ from flake8_tensorconv.values import (
     Value,
     join,
     join_envs,
+    origin,
+    tensor,
 )
 
 # Statements that bind nothing unless they complete.
 _SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass)
+# Tensor.backward's keywords: a call with others is some other class's method.
+_TENSOR_BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})
 
 
 class StatementsMixin:
@@ -144,11 +148,27 @@ class StatementsMixin:
         self.eval(node.value)
         if isinstance(node.value, ast.Call):
             self._mutation(node.value)
+            self._backward(node.value)
             qualname = self.facts.qualname(node.value.func)
             if qualname in K.SET_GRAD_ENABLED:
                 enabled = literal_bool(node.value.args[0]) if node.value.args else None
                 if enabled is not None:
                     self.state.grad_enabled = enabled
+
+    def _backward(self, call: ast.Call) -> None:
+        """``loss.backward()`` with grad mode on: ``loss`` requires grad (backward raises on a tensor that does not)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "backward" and isinstance(func.value, ast.Name)) or not self.state.grad_enabled:
+            return
+        current = self.state.env.get(func.value.id, UNKNOWN)
+        if current.kind is Kind.UNKNOWN and (
+            any(keyword.arg not in _TENSOR_BACKWARD_KEYWORDS for keyword in call.keywords)
+            or any("backward" in self.facts.class_members.get(cls.name, ()) for cls in self.facts.classes)
+        ):
+            return  # another class's `backward` (a Grad-CAM's `backward(ids=...)`), not autograd's
+        if current.kind in (Kind.TENSOR, Kind.UNKNOWN) and current.grad is not Grad.YES:
+            where = origin(call, f"`{func.value.id}.backward()`")
+            self.state.env[func.value.id] = tensor(Grad.YES, current.device, current.dtype, grad_origin=where, device_origin=current.device_origin)
 
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""

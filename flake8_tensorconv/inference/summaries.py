@@ -78,10 +78,11 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             sites.append(CallSite(parent, scope, owner, bound=False))
         elif class_name is not None and isinstance(node, ast.Attribute):
             receiver = node.value
-            if not (
-                isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
-                and isinstance(parent, ast.Call) and parent.func is node
-            ):
+            called = isinstance(parent, ast.Call) and parent.func is node
+            if called and isinstance(receiver, ast.Name) and receiver.id == class_name and len(facts.definitions.get(class_name, ())) == 1:
+                sites.append(CallSite(parent, scope, owner, bound=False))  # `Class.method(...)`: every argument explicit
+                continue
+            if not (isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name and called):
                 return None  # called on another object, or passed as a value
             sites.append(CallSite(parent, scope, owner, bound=True))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
@@ -323,10 +324,15 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
+            # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
+            # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
+            in_sight = class_name is None or function.name.startswith("_")
+            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
         return self._parameter_evidence(function, arg, annotated, class_name)
 
     def _parameter_evidence(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None,
+        callers_in_sight: bool = False,
     ) -> Value:
         name = arg.arg
         is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
@@ -337,8 +343,15 @@ class SummariesMixin:
             return data_parameter(annotated)
         # A `Tensor` annotation says what kind of value comes in, not that it requires grad or lives on a
         # GPU: a name or a docstring that calls it a model's output is the evidence of that risk.
-        if is_output_name(name) or (function is not None and documented_as_output(function, name)):
-            where = origin(arg, f"the callers of `{function.name}()`" if function is not None else "the callers of a lambda")
+        if function is not None and function.name in self.facts.forward_hooks and _hook_output(function, arg, class_name):
+            # A forward hook's `output` is what the layer computed: it requires grad wherever the forward ran with grad.
+            return caller_risk(annotated, origin(arg, f"the layer output that forward hook `{function.name}()` receives"))
+        if callers_in_sight:
+            return annotated
+        documented = function is not None and documented_as_output(function, name)
+        if is_output_name(name) or documented:
+            owner = f"`{function.name}()`" if function is not None else "a lambda"
+            where = origin(arg, f"a parameter of {owner} {'documented' if documented else 'named'} as a model's output")
             return caller_risk(annotated, where)
         return annotated  # no evidence: unknown, which the strict twins report
 
@@ -466,6 +479,14 @@ class SummariesMixin:
                 elif value.kind is not Kind.SEQUENCE:
                     items[name] = UNKNOWN  # also holds something else
         return {name: Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for name, item in items.items() if item != UNKNOWN}
+
+
+def _hook_output(function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None) -> bool:
+    """``arg`` is the third parameter of a forward hook ``(module, input, output)`` (after ``self`` in a method)."""
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if class_name is not None and not is_staticmethod(function):
+        positional = positional[1:]
+    return len(positional) == 3 and positional[2] is arg
 
 
 def caller_risk(value: Value, where: Origin) -> Value:
