@@ -46,6 +46,21 @@ def _already_there(move: ast.Call, value: Value, ctx: Context) -> bool:
     return placed.endswith(f".to({text})") or f"device={text})" in placed or f"device={text}," in placed
 
 
+def copy_before_detach(node: ast.Call) -> ast.Call | None:
+    """The device copy in ``x.cpu().detach()`` / ``x.to(...).clone().detach()``, or None."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        return None
+    move = func.value
+    while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
+        move = move.func.value
+    if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
+        return None
+    if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
+        return None
+    return move
+
+
 class CpuBeforeDetach(Rule):
     """
     ## What it does
@@ -110,38 +125,38 @@ class CpuBeforeDetach(Rule):
         self._own_classes: bool | None = None
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        move = copy_before_detach(node)
+        if move is None:
             return
-        move = func.value
-        while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
-            move = move.func.value
-        if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
-            return
-        if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
-            return
-        receiver = move.func.value
+        receiver = move.func.value  # type: ignore[attr-defined]
         value = ctx.value(receiver)
+        if self.reportable(move, receiver, value, ctx, strict=False):
+            self.report(node, move, receiver, value, ctx, self.message)
+
+    def reportable(self, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, strict: bool) -> bool:
+        """Whether the copy is recorded: grad evidence on the path (``strict``: anything but known no grad)."""
         # A source of grad on the path to the copy, as TCV101 needs one; unknown provenance is no evidence.
-        if not ctx.grad_enabled or value.grad not in (Grad.YES, Grad.MAYBE) or value.is_integer or holds_gradients(receiver, ctx):
-            return  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
+        wanted = (Grad.YES, Grad.MAYBE, Grad.UNKNOWN) if strict else (Grad.YES, Grad.MAYBE)
+        if not ctx.grad_enabled or value.grad not in wanted or value.is_integer or holds_gradients(receiver, ctx):
+            return False  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
         if value.kind is Kind.UNKNOWN:
-            # Grad evidence without a kind (a parameter named `logits`): the chain says tensor, unless a class
-            # of the file has its own `detach` (a mixture model). An nn.Module has `.to()` but no `.detach()`.
+            # Without a known kind (a parameter named `logits`, or nothing known at all): the chain says tensor,
+            # unless a class of the file has its own `detach` (a mixture model). An nn.Module has no `.detach()`.
             if self._own_classes is None:
                 self._own_classes = own_classes_may_have(_OWN_DETACH, ctx, imported=False, called=True)
             if self._own_classes:
-                return
+                return False
         elif value.kind is not Kind.TENSOR:
-            return
+            return False
         if value.device is Device.CPU and _to_the_cpu(move, ctx):
-            return  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
-        if _already_there(move, value, ctx):
-            return  # `.to(device)` of a tensor placed with that same `device`: the tensor itself
+            return False  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
+        return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
+
+    def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
         safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=True, device=False)
         fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
-        ctx.report(self, node, self.message + because, fix, related)
+        ctx.report(self, node, message + because, fix, related)
 
     def _swap(self, move: ast.Call, detach: ast.Call, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(move.func)  # type: ignore[arg-type]
