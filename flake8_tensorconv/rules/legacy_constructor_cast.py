@@ -111,6 +111,8 @@ def _what_happens(cast: Cast, call: LegacyCall) -> str:
         )
     if source is None:
         loss = f"casts these literals to {target}, which does not hold them all: values are lost"
+    elif target == "bool":
+        loss = f"turns every nonzero {source} value into True (a 2 becomes True)"
     elif source in _EXACT_INTEGERS and target not in _EXACT_INTEGERS:
         loss = f"truncates {source} floats to {target}"
     elif source in _EXACT_INTEGERS:
