@@ -222,7 +222,9 @@ _STORES = frozenset({"append", "extend", "insert", "add", "register_buffer", "re
 _DISPLAYS = frozenset({"print", "display", "repr", "str"})
 # Libraries whose functions compute with (or plot) the values they are given; a callee imported from
 # anywhere else (the project's own modules) is out of sight.
-_READING_LIBRARIES = frozenset({"torch", "numpy", "math", "scipy", "matplotlib", "sklearn", "pandas", "torchvision", "PIL", "cv2"})
+_READING_LIBRARIES = frozenset(
+    "torch numpy math scipy matplotlib seaborn sklearn skimage pandas torchvision torchaudio einops kornia timm PIL cv2".split()
+)
 # A callee named for writing its argument: `init_weights(w)`, `glorot(w)` from an `inits` module,
 # `self.reset(w)`, `fill_buffer(w)`, `load_weights(w)`.
 _WRITER_WORDS = ("init", "fill", "reset", "load", "copy")
