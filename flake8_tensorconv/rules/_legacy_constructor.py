@@ -689,6 +689,10 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
     while not isinstance(statement, ast.stmt) and id(statement) in parents:
         statement = parents[id(statement)]
     verdict = _verdict(source, target)
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _read_from_a_file(argument, ctx, statement):
+        # `torch.LongTensor(np.loadtxt(path, dtype=np.float32)[:, -1])`: whether the column holds whole numbers
+        # (class ids written as floats) is decided by the file, not visible in the code.
+        verdict = UNKNOWN_SOURCE
     if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, statement):
         verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
     if verdict == CHANGES and ((back and _whole_numbers(argument, ctx, statement)) or _divided(call.node, parents)):
@@ -753,6 +757,25 @@ def _divided(node: ast.Call, parents: dict[int, ast.AST]) -> bool:
     tensor whatever the dtype of the operands."""
     parent = parents.get(id(node))
     return isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div)
+
+
+# Functions that read an array's values from a file: what they hold is not visible in the code.
+_FILE_READERS = frozenset({"numpy.loadtxt", "numpy.genfromtxt", "numpy.load", "numpy.fromfile"})
+
+
+def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
+    """An array read from a file (``np.loadtxt``, ``np.genfromtxt``, ``np.load``), or a slice or column of one,
+    also through names every binding of which before ``before`` is one."""
+    if depth > 4:
+        return False
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr == "T"):
+        node = node.value
+    if isinstance(node, ast.Name):
+        bindings = ctx.scope.before(node.id, before)
+        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
+            binding.value is not None and _read_from_a_file(binding.value, ctx, binding.value, depth + 1) for binding in bindings
+        )
+    return isinstance(node, ast.Call) and (ctx.qualname(node.func) or "") in _FILE_READERS
 
 
 def _verdict(source: str, target: str) -> str:

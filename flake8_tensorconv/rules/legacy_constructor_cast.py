@@ -40,8 +40,11 @@ class LegacyConstructorCast(Rule):
     integers cast straight back that are whole numbers by construction
     (`torch.Tensor(np.ones(n, dtype=int)).long()`), integer data divided at once,
     `1.0 / torch.Tensor(counts)`, where true division makes floats anyway) are
-    TCV211's, an opt-in rule. `np.full`'s dtype is its fill value's: with a fill
-    of unknown type (`np.full(shape, pad_id)`) the dtype is not visible.
+    TCV211's, an opt-in rule. So are floats read from a file (`np.loadtxt`,
+    `np.genfromtxt`, `np.load`, a column of one) into an integer type: whether
+    they are whole numbers (class ids written as floats) is the file's, not
+    visible. `np.full`'s dtype is its fill value's: with a fill of unknown type
+    (`np.full(shape, pad_id)`) the dtype is not visible.
 
     ## Why is this bad?
     The legacy constructors cast silently: `torch.Tensor` to the default float
