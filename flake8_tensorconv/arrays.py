@@ -144,8 +144,14 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         return first.with_(facts=first.facts - {ZERO_D} - ({NEGATIVE_STRIDE} if name in _MAY_COPY else set()))
     if dtype_node is not None and dtype is None:
         return ndarray(None, facts=facts)  # a dtype we cannot read: do not guess the default
-    if name == "full" and dtype is None and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-        return ndarray(literal_dtype(node.args[1]))  # np.full(3, 7) is int64, np.full(3, "x") str_
+    if name == "full" and dtype is None:
+        # The fill value decides: np.full(3, 7) is int64, np.full(3, "x") str_; a fill of unknown type
+        # (`np.full(shape, pad_id)`) leaves the dtype unknown, not float64.
+        fill, fill_value = (node.args[1], args[1]) if len(node.args) > 1 else (_keyword(node, "fill_value"), keywords.get("fill_value"))
+        if fill is None:
+            return ndarray(None)
+        known = fill_value.dtype if fill_value is not None and fill_value.kind in (Kind.NUMBER, Kind.NDARRAY) else None
+        return ndarray(literal_dtype(fill) or known)
     if dtype is None and name in _FLOAT64_PRODUCERS:
         dtype = "float64"
     if dtype is None and name in _INT64_PRODUCERS:

@@ -193,6 +193,12 @@ def test_tensor_from_list_of_arrays_without_a_numpy_name_has_no_fix():
         ("def f(t: torch.Tensor):\n    t = t.float()\n    return torch.tensor(t)\n", [(4, "TCV205", "safe")]),
         ("t = torch.ones(2)\nc = torch.tensor(t)\n", [(3, "TCV205", "safe")]),
         ("def f(values):\n    return torch.tensor(values)\n", []),  # a list as often as a tensor
+        # An instance of another library's class (`NonTensorData`): its `.data` is that class's, whatever the annotation.
+        (
+            "from tensordict import NonTensorData\ndef f(t: torch.Tensor):\n    if isinstance(t, NonTensorData):\n"
+            "        return torch.tensor(t.data)\n    return t\n",
+            [],
+        ),
         ("t = torch.ones(2)\nc = torch.tensor(t, pin_memory=False)\n", [(3, "TCV205", None)]),  # no `.to()` spelling for it
         ("t = torch.ones(2)\nc = torch.tensor(t, **options)\n", [(3, "TCV205", None)]),
     ],
@@ -415,6 +421,16 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
         ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
         ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # Handed to a function of another module of the project: kept or ignored out of sight (a placeholder).
+        (
+            "from .solver import wrap, Solver\nfn = wrap(model, condition=torch.Tensor(1))\nout = Solver(fn).sample(x)\n"
+            "print(out + 1)\n",
+            False,
+        ),
+        ("import numpy as np\nx = torch.Tensor(3)\ny = np.exp(x)\nprint(y)\n", True),  # NumPy computes with it
+        # A size named as a count is a size.
+        ("def f(out_features):\n    b = torch.Tensor(2 * out_features)\n    return b + 1\n", True),
+        ("def f(values):\n    b = torch.Tensor(2 * values)\n    return b + 1\n", False),
         # `torch.zeros(...)` given the attribute makes a new tensor; it initialises nothing.
         (
             "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
