@@ -65,6 +65,13 @@ _WHOLE_ARRAY_REDUCTIONS = {
     "linalg.norm": 2,
 }
 
+# Element-wise functions (ufuncs): a NumPy scalar of numbers (``np.sqrt(5)``), an array of arrays.
+_ELEMENTWISE = frozenset(
+    "sqrt cbrt square exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh "
+    "arcsinh arccosh arctanh deg2rad rad2deg degrees radians abs absolute fabs floor ceil rint trunc sign power "
+    "float_power maximum minimum fmax fmin hypot mod fmod remainder round around clip isnan isinf isfinite".split()
+)
+
 # NumPy functions whose result is int64 (the default integer) when no dtype is given.
 _INT64_PRODUCERS = frozenset(
     "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
@@ -156,6 +163,10 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype = first.dtype
     if dtype is None and name in ("sort", "concatenate", "stack", "vstack", "hstack", "clip", "abs") and first is not None:
         dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
+    if name in _ELEMENTWISE and args and not any(arg.kind in (Kind.NDARRAY, Kind.SEQUENCE, Kind.TENSOR) for arg in args):
+        if all(arg.kind is Kind.NUMBER for arg in args):
+            return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
+        return ndarray(dtype, facts=facts | {MAYBE_SCALAR})  # of a value of unknown kind: a scalar of a number
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
         return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))
@@ -280,8 +291,11 @@ def numpy_only_index(index: ast.expr) -> bool:
     return isinstance(index, ast.Constant) and index.value is Ellipsis
 
 
-def subscript(container: Value, index: ast.expr) -> Value:
-    """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view."""
+def subscript(container: Value, index: ast.expr, index_value: Value | None = None) -> Value:
+    """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view.
+
+    ``index_value`` is what the index holds: a list or an array of indices keeps an axis (``np.eye(n)[ids]``).
+    """
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         # A field of a structured array (``points["x"]``): a view with the field's dtype.
         return container.with_(dtype=None, facts=container.facts & {READONLY, MASKED}, shares_with=container.shares_with)
@@ -293,7 +307,7 @@ def subscript(container: Value, index: ast.expr) -> Value:
             facts.discard(NEGATIVE_STRIDE)  # a second reversal may restore the axis (``a[::-1][::-1]``)
         else:
             facts.add(NEGATIVE_STRIDE)
-    if _may_select_a_scalar(index):
+    if _may_select_a_scalar(index) and not _indexes_many(index_value):
         facts.add(MAYBE_SCALAR)
     return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
 
@@ -305,6 +319,15 @@ def _may_select_a_scalar(index: ast.expr) -> bool:
     return not any(
         isinstance(p, keeps_an_axis) or (isinstance(p, ast.Constant) and (p.value is Ellipsis or p.value is None)) for p in parts
     )
+
+
+def _indexes_many(index_value: Value | None) -> bool:
+    """An index that is a list or an array (not one that may be a scalar): fancy indexing, which keeps an axis."""
+    if index_value is None:
+        return False
+    if index_value.kind is Kind.SEQUENCE:
+        return True
+    return index_value.kind is Kind.NDARRAY and not index_value.facts & {MAYBE_SCALAR, ZERO_D}
 
 
 def _is_view_index(index: ast.expr) -> bool:

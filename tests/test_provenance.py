@@ -530,6 +530,94 @@ CASES = {
         out = (w * v).sigmoid()
         out.data.zero_()  # expect: TCV104
     """,
+    "observations_handed_to_a_method_of_the_files_class_stay_arrays": """
+        import gym
+        import torch
+        import torch.nn as nn
+
+        class ActorCritic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.data = []
+                self.fc = nn.Linear(4, 2)
+
+            def put_data(self, transition):
+                self.data.append(transition)
+
+            def make_batch(self):
+                s_lst, r_lst = [], []
+                for transition in self.data:
+                    s, a, r, s_prime, done = transition
+                    s_lst.append(s)
+                    r_lst.append([r / 100.0])
+                self.data = []
+                return torch.tensor(s_lst, dtype=torch.float), torch.tensor(r_lst)  # expect: TCV204
+
+        def main():
+            env = gym.make("CartPole-v1")
+            model = ActorCritic()
+            s = env.reset()
+            for step in range(10):
+                s_prime, r, done, info = env.step(0)
+                model.put_data((s, 0, r, s_prime, done))
+                s = s_prime
+    """,
+    "a_method_called_on_another_object_is_not_the_files": """
+        import gym
+        import torch
+
+        class Buffer:
+            def __init__(self):
+                self.items = []
+
+            def put(self, item):
+                self.items.append(item)
+
+            def batch(self):
+                return torch.tensor([item for item in self.items])
+
+        def fill(queue, env):
+            obs, info = env.reset()
+            queue.put(obs)  # `queue` may be any object with a `put`
+
+        buffer = Buffer()
+        buffer.put([1.0, 2.0])
+        fill(buffer, gym.make("CartPole-v1"))
+    """,
+    "records_of_observations_and_numpy_scalars": """
+        from dataclasses import dataclass
+        from typing import NamedTuple
+
+        import gymnasium
+        import numpy as np
+        import torch
+
+        class Step(NamedTuple):
+            obs: np.ndarray
+            reward: float
+
+        @dataclass
+        class Sample:
+            image: np.ndarray
+            label: int
+
+        env = gymnasium.wrappers.TimeLimit(gymnasium.make("LunarLander-v3"), 100)
+        obs, info = env.unwrapped.reset(seed=0)
+        steps, samples = [], []
+        for index in range(3):
+            obs, reward, terminated, truncated, info = env.step(0)
+            steps.append(Step(obs, reward))
+            samples.append(Sample(np.zeros((2, 2)), index))
+        observations = torch.tensor([step.obs for step in steps])  # expect: TCV204
+        rewards = torch.tensor([step.reward for step in steps])
+        images = torch.tensor([sample.image for sample in samples])  # expect: TCV204
+        labels = torch.tensor([sample.label for sample in samples])
+        ratios = torch.tensor([np.sqrt(k) * 2 for k in range(3)])
+        lake = gymnasium.make("FrozenLake-v1")
+        cell, info = lake.reset()
+        cells = torch.tensor([cell])
+        one_hot = torch.tensor([np.eye(4)[[cell]]])  # expect: TCV204
+    """,
 }
 
 

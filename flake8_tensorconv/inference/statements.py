@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import (
     Env,
@@ -303,6 +303,8 @@ class StatementsMixin:
     stmt_Nonlocal = stmt_Import = stmt_ImportFrom = stmt_Pass = stmt_Break = stmt_Continue = stmt_Global
 
     def bind(self, target: ast.expr, value: Value) -> None:
+        if Fact.ENV_RESULT in value.facts:
+            value = environments.unpacked(value, target)
         if isinstance(target, ast.Name):
             self._forget_attributes(target.id)
             self.state.env[target.id] = value

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of, is_staticmethod
+from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -78,11 +78,11 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             sites.append(CallSite(parent, scope, owner, bound=False))
         elif class_name is not None and isinstance(node, ast.Attribute):
             receiver = node.value
-            if not (
-                isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
-                and isinstance(parent, ast.Call) and parent.func is node
-            ):
-                return None  # called on another object, or passed as a value
+            if not (isinstance(parent, ast.Call) and parent.func is node):
+                return None  # passed as a value
+            on_self = isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
+            if not on_self and not _instance_of(facts, receiver, scope, owner, class_name):
+                return None  # called on another object
             sites.append(CallSite(parent, scope, owner, bound=True))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
@@ -91,6 +91,52 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
     if len(sites) > MAX_CALL_SITES:
         return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _instance_of(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool:
+    """Whether ``receiver`` only ever holds an instance of the file's class ``class_name``: a local name of
+    ``scope`` (``memory = ReplayBuffer()``) or an attribute of ``self`` (``self.memory = ReplayBuffer()`` in the
+    methods of ``owner``) bound to nothing else. A class defined twice may be another one."""
+    if len(facts.definitions.get(class_name, ())) != 1:
+        return False
+    if isinstance(receiver, ast.Name):
+        from flake8_tensorconv.inference.bindings import Scope
+
+        index = Scope(scope)
+        if index.is_parameter(receiver.id):
+            return False
+        values = [binding.value for binding in index.bindings.get(receiver.id, ())]
+    elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
+        classes = [node for node in facts.definitions.get(owner, ()) if isinstance(node, ast.ClassDef)]
+        if len(classes) != 1:
+            return False
+        values = list(_self_stores(classes[0], receiver.attr))
+    else:
+        return False
+    return bool(values) and all(
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == class_name for value in values
+    )
+
+
+def _self_stores(cls: ast.ClassDef, attribute: str):
+    """What the methods of ``cls`` assign to ``self.<attribute>``; None for a store that is no plain assignment."""
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        assigned: set[int] = set()
+        for node in ast.walk(method):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if _is_self_attribute(target, attribute):
+                        assigned.add(id(target))
+                        yield node.value
+        for node in ast.walk(method):
+            if _is_self_attribute(node, attribute) and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:  # type: ignore[attr-defined]
+                yield None
+
+
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _word_offsets(text: str, word: str) -> list[int]:
@@ -323,6 +369,8 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
+            if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
+                return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
         return self._parameter_evidence(function, arg, annotated, class_name)
 
     def _parameter_evidence(
@@ -449,7 +497,8 @@ class SummariesMixin:
             if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
                 continue  # fills nothing on `self`
             walker = Interpreter(self.facts, listener=None)
-            walker.depth = self.depth + 1
+            # At this walk's own depth: what a method appends may be what its callers pass (`put(self, transition)`).
+            walker.depth = self.depth
 
             def listener(node: ast.AST, state: object, walker: Interpreter = walker) -> None:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and node.args:
@@ -466,6 +515,12 @@ class SummariesMixin:
                 elif value.kind is not Kind.SEQUENCE:
                     items[name] = UNKNOWN  # also holds something else
         return {name: Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for name, item in items.items() if item != UNKNOWN}
+
+
+def _holds_arrays(sequence: Value) -> bool:
+    """A list or tuple holding NumPy arrays and no tensor or module (whose grad the declaration judges, as before)."""
+    items = flatten([sequence])
+    return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
 
 
 def caller_risk(value: Value, where: Origin) -> Value:
