@@ -18,7 +18,8 @@ import re
 
 from flake8_tensorconv.values import NUMBER, OTHER, Fact, Grad, Kind, Value, ndarray, origin
 
-MAKERS = frozenset({"gym.make", "gymnasium.make"})
+# Vector environments observe a batch: one array for all their copies.
+MAKERS = frozenset({"gym.make", "gymnasium.make", "gym.vector.make", "gymnasium.make_vec"})
 WRAPPER_PACKAGES = ("gym.wrappers.", "gymnasium.wrappers.")
 # Wrappers whose observations are not the wrapped environment's arrays: a function's result, a dict.
 _OBSERVATION_CHANGING_WRAPPERS = frozenset(

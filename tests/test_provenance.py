@@ -584,6 +584,48 @@ CASES = {
         buffer.put([1.0, 2.0])
         fill(buffer, gym.make("CartPole-v1"))
     """,
+    "an_agent_hands_observations_to_its_buffer_which_another_method_samples": """
+        import random
+        from collections import deque
+
+        import gym
+        import torch
+
+        class ReplayBuffer:
+            def __init__(self, capacity):
+                self.buffer = deque(maxlen=capacity)
+
+            def add(self, state, action, reward, next_state, done):
+                self.buffer.append((state, action, reward, next_state, done))
+
+            def sample(self, size):
+                states, actions, rewards, next_states, dones = zip(*random.sample(self.buffer, size))
+                return states, actions, next_states
+
+        class Agent:
+            def __init__(self):
+                self.memory = ReplayBuffer(1000)
+                self.optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+
+            def remember(self, state, action, reward, next_state, done):
+                self.memory.add(state, action, reward, next_state, done)
+
+            def learn(self):
+                states, actions, next_states = self.memory.sample(32)
+                self.optimizer.step()
+                return torch.FloatTensor(states), torch.LongTensor(actions)  # expect: TCV204
+
+        def main():
+            agent = Agent()
+            state = env.reset()
+            for _ in range(100):
+                next_state, reward, done, _ = env.step(0)
+                agent.remember(state, 0, reward, next_state, done)
+                state = next_state
+            agent.learn()
+
+        env = gym.make("MountainCar-v0")
+    """,
     "records_of_observations_and_numpy_scalars": """
         from dataclasses import dataclass
         from typing import NamedTuple

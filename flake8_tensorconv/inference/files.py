@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.bindings import ScopeIndex
 from flake8_tensorconv.values import (
     Value,
 )
@@ -112,6 +113,10 @@ class FileFacts:
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
+        # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
+        self.scopes = ScopeIndex()
+        # What the module's own statements bind, for summaries of module-level functions (None: not worked out).
+        self.module_names: dict[str, Value] | None = None
         # (class, method) -> what a call of the method returns.
         self.method_returns: dict[tuple[str, str], Value] = {}
         # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.

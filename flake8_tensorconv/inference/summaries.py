@@ -81,9 +81,11 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             if not (isinstance(parent, ast.Call) and parent.func is node):
                 return None  # passed as a value
             on_self = isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
-            if not on_self and not _instance_of(facts, receiver, scope, owner, class_name):
-                return None  # called on another object
-            sites.append(CallSite(parent, scope, owner, bound=True))
+            holds = True if on_self else _holds_instance(facts, receiver, scope, owner, class_name)
+            if holds is None:
+                return None  # called on an object that may be an instance
+            if holds:
+                sites.append(CallSite(parent, scope, owner, bound=True))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
@@ -93,29 +95,49 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
     return sites or None
 
 
-def _instance_of(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool:
-    """Whether ``receiver`` only ever holds an instance of the file's class ``class_name``: a local name of
-    ``scope`` (``memory = ReplayBuffer()``) or an attribute of ``self`` (``self.memory = ReplayBuffer()`` in the
-    methods of ``owner``) bound to nothing else. A class defined twice may be another one."""
+def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool | None:
+    """Whether ``receiver`` holds an instance of the file's class ``class_name`` (defined once): True where it is
+    bound only to ``ClassName(...)`` (``memory = ReplayBuffer()`` in ``scope`` or the module, ``self.memory =
+    ReplayBuffer()`` in the methods of ``owner``); False where it is bound only to what imported code makes
+    (``env = gym.make(...)``, ``opt = torch.optim.Adam(...)``); None where it may be either (a parameter, a loop
+    variable, a helper's result)."""
     if len(facts.definitions.get(class_name, ())) != 1:
-        return False
+        return None
     if isinstance(receiver, ast.Name):
-        from flake8_tensorconv.inference.bindings import Scope
-
-        index = Scope(scope)
-        if index.is_parameter(receiver.id):
-            return False
-        values = [binding.value for binding in index.bindings.get(receiver.id, ())]
+        values = _bound_values(facts, receiver.id, scope)
     elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
         classes = [node for node in facts.definitions.get(owner, ()) if isinstance(node, ast.ClassDef)]
-        if len(classes) != 1:
-            return False
-        values = list(_self_stores(classes[0], receiver.attr))
+        values = list(_self_stores(classes[0], receiver.attr)) if len(classes) == 1 else []
+    elif isinstance(receiver, ast.Name | ast.Attribute | ast.Call):
+        return False if _made_elsewhere(facts, receiver) else None
     else:
+        return None
+    if not values or None in values:
+        return None
+    if all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == class_name for v in values):
+        return True
+    if all(_made_elsewhere(facts, v) for v in values):  # type: ignore[arg-type]
         return False
-    return bool(values) and all(
-        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == class_name for value in values
-    )
+    return None
+
+
+def _bound_values(facts: FileFacts, name: str, scope: ast.AST) -> list[ast.expr | None]:
+    """What ``name`` is assigned in ``scope``, or at module level when ``scope`` only reads it (None: a binding
+    that is no plain assignment, such as a parameter or a loop variable)."""
+    index = facts.scopes.of(scope)
+    if index.is_parameter(name):
+        return [None]
+    bindings = index.bindings.get(name)
+    if not bindings and scope is not facts.tree:
+        bindings = facts.scopes.of(facts.tree).bindings.get(name)
+    return [binding.value for binding in bindings or ()]
+
+
+def _made_elsewhere(facts: FileFacts, expression: ast.expr) -> bool:
+    """An object that imported code makes or is: its chain starts at an imported name (``gym.make(...).unwrapped``)."""
+    while isinstance(expression, ast.Attribute | ast.Call | ast.Subscript):
+        expression = expression.func if isinstance(expression, ast.Call) else expression.value
+    return isinstance(expression, ast.Name) and expression.id in facts.aliases
 
 
 def _self_stores(cls: ast.ClassDef, attribute: str):
@@ -351,12 +373,27 @@ class SummariesMixin:
                 caller.walks = lambda node: False  # the module's own statements only
                 caller.walk_module()
             elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if scope_sites[0].class_name is None and scope in self.facts.tree.body:
+                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                    caller.state.env = dict(self._module_names())
                 caller.walk_function(scope, class_name=scope_sites[0].class_name)
             else:
                 modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
             grad_enabled = grad_enabled or not modes or any(modes)
             per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
         return CallerSummary(join_arguments(per_site), grad_enabled)
+
+    def _module_names(self) -> dict[str, Value]:
+        """What the module's own statements bind (its functions and classes not walked), worked out once per file."""
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        if self.facts.module_names is None:
+            self.facts.module_names = {}  # asked again while working it out: nothing known yet
+            walker = Interpreter(self.facts, listener=None, walks=lambda node: False)
+            walker.depth = MAX_DEPTH  # no summaries of its own: what the module binds, as written
+            walker.walk_module()
+            self.facts.module_names = walker.state.env
+        return self.facts.module_names
 
     def _parameter_value(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None, summary: CallerSummary | None
@@ -497,8 +534,10 @@ class SummariesMixin:
             if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
                 continue  # fills nothing on `self`
             walker = Interpreter(self.facts, listener=None)
-            # At this walk's own depth: what a method appends may be what its callers pass (`put(self, transition)`).
-            walker.depth = self.depth
+            # One level further out than the walk rules listen to, whichever walk asks first (the summary is kept for
+            # the class): what a method appends is what its callers pass (`put(self, transition)`), and those may pass
+            # their own callers' values on (`agent.step(obs, ...)` calling `self.memory.add(state, ...)`).
+            walker.depth = -1
 
             def listener(node: ast.AST, state: object, walker: Interpreter = walker) -> None:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and node.args:
