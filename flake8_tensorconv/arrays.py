@@ -72,6 +72,19 @@ _ELEMENTWISE = frozenset(
     "float_power maximum minimum fmax fmin hypot mod fmod remainder round around clip isnan isinf isfinite".split()
 )
 
+# Random draws that give one number, not an array, without a size: name -> where `size` is passed positionally
+# (None: they take sizes as separate arguments, `np.random.rand(2, 3)`).
+_RANDOM_DRAWS: dict[str, int | None] = {
+    **dict.fromkeys(("random.rand", "random.randn"), None),
+    **dict.fromkeys(("random.random", "random.random_sample", "random.ranf", "random.sample", "random.standard_normal"), 0),
+    **dict.fromkeys(("random.exponential", "random.poisson", "random.choice", "random.standard_gamma", "random.chisquare"), 1),
+    **dict.fromkeys(
+        ("random.uniform", "random.normal", "random.randint", "random.beta", "random.gamma", "random.binomial",
+         "random.lognormal", "random.laplace", "random.logistic", "random.gumbel"),
+        2,
+    ),
+}
+
 # NumPy functions whose result is int64 (the default integer) when no dtype is given.
 _INT64_PRODUCERS = frozenset(
     "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
@@ -163,6 +176,8 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype = first.dtype
     if dtype is None and name in ("sort", "concatenate", "stack", "vstack", "hstack", "clip", "abs") and first is not None:
         dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
+    if name in _RANDOM_DRAWS and _draws_one(node, _RANDOM_DRAWS[name]):
+        return Value(kind=Kind.NUMBER, facts=frozenset({Fact.NUMPY_SCALAR}))  # np.random.uniform(0, 1): one number
     if name in _ELEMENTWISE and args and not any(arg.kind in (Kind.NDARRAY, Kind.SEQUENCE, Kind.TENSOR) for arg in args):
         if all(arg.kind is Kind.NUMBER for arg in args):
             return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
@@ -175,6 +190,13 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
             return ndarray(dtype, facts=facts)  # np.max(t) of a tensor: not followed
         return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
     return ndarray(dtype, facts=facts)
+
+
+def _draws_one(node: ast.Call, size_position: int | None) -> bool:
+    """No size given (``np.random.rand()``, ``np.random.normal(0, 1)``): one number is drawn."""
+    if any(isinstance(argument, ast.Starred) for argument in node.args) or any(k.arg in (None, "size") for k in node.keywords):
+        return False
+    return not node.args if size_position is None else len(node.args) <= size_position
 
 
 def _reduces_everything(node: ast.Call, axis_position: int) -> bool:

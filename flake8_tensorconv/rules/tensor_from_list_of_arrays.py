@@ -87,8 +87,8 @@ class TensorFromListOfArrays(Rule):
     a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
     warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
-    without an axis) or of element-wise functions of numbers (`np.sqrt(5) * k`):
-    NumPy scalars too. Environments made in another module, made from an id held in
+    without an axis), of element-wise functions of numbers (`np.sqrt(5) * k`) or
+    of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module, made from an id held in
     a variable, or observing integers, tuples or dicts (`FrozenLake`, `Blackjack`)
     are not followed, nor are buffers filled from another module. A list of 0-d
     arrays is reported: `torch.tensor` raises `TypeError: len() of unsized object`
