@@ -510,7 +510,10 @@ def test_list_of_arrays_names_the_step_that_made_the_arrays(code, clause, relate
 
 
 def test_list_of_tensors_names_where_the_graph_comes_from():
-    code = "import torch\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(2):\n    losses.append(model(torch.ones(3)).sum())\nt = torch.tensor(losses)\n"
+    code = (
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(2):\n"
+        "    losses.append(model(torch.ones(3)).sum())\nt = torch.tensor(losses)\n"
+    )
     (finding,) = lint_source(Source(text=code), Settings(extend_select=("TCV212",)))
     assert " (`losses` holds tensors that require grad: `model(torch.ones(3))` on line 5) " in finding.message
     assert [related.start.line for related in finding.related] == [5]
