@@ -56,11 +56,12 @@ def observes_arrays(environment_id: str) -> bool:
     return _ATARI_VARIANTS.sub("", family) in _ATARI_GAMES
 
 
-def made(node: ast.Call) -> Value:
+def made(qualname: str, node: ast.Call) -> Value:
     """``gym.make(id, ...)``: an environment observing arrays when the id says so, else some other object."""
     environment_id = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "id"), None)
     if isinstance(environment_id, ast.Constant) and isinstance(environment_id.value, str) and observes_arrays(environment_id.value):
-        return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ENVIRONMENT}))
+        library = qualname.partition(".")[0]  # gymnasium's reset() always returns (observation, info)
+        return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ENVIRONMENT}), instance_of=library)
     return OTHER
 
 
@@ -71,10 +72,12 @@ def wrapped(qualname: str, wrapped_value: Value) -> Value:
     return OTHER
 
 
-def method_result(name: str, node: ast.Call) -> Value | None:
+def method_result(environment: Value, name: str, node: ast.Call) -> Value | None:
     """What ``env.reset()`` / ``env.step(action)`` of an environment observing arrays returns (None: other methods)."""
     observation = ndarray(array_origin=origin(node))
     if name == "reset":
+        if environment.instance_of == "gymnasium":
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(observation, OTHER))  # always (observation, info)
         # (observation, info); `obs = env.reset()` of gym < 0.26 binds the observation itself (see `unpacked`).
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(observation, OTHER), facts=frozenset({Fact.ENV_RESULT}))
     if name == "step":

@@ -659,6 +659,8 @@ CASES = {
         cell, info = lake.reset()
         cells = torch.tensor([cell])
         one_hot = torch.tensor([np.eye(4)[[cell]]])  # expect: TCV204
+        pair = gymnasium.make("CartPole-v1").reset()  # gymnasium: always (observation, info)
+        both = torch.tensor([pair])
     """,
 }
 

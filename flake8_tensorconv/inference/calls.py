@@ -167,7 +167,7 @@ class CallsMixin:
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
         if qualname in environments.MAKERS:
-            return environments.made(node)
+            return environments.made(qualname, node)
         if qualname.startswith(environments.WRAPPER_PACKAGES) and args:
             return environments.wrapped(qualname, args[0])
         if qualname == "collections.deque":
@@ -322,7 +322,7 @@ class CallsMixin:
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
         if Fact.ENVIRONMENT in receiver.facts:
-            return environments.method_result(name, node) or UNKNOWN
+            return environments.method_result(receiver, name, node) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
