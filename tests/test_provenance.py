@@ -589,6 +589,7 @@ CASES = {
         from collections import deque
 
         import gym
+        import numpy as np
         import torch
 
         class ReplayBuffer:
@@ -618,7 +619,8 @@ CASES = {
         def main():
             agent = Agent()
             state = env.reset()
-            for _ in range(100):
+            steps = np.add(0, 100)  # NumPy's `add`, not the buffer's
+            for _ in range(steps):
                 next_state, reward, done, _ = env.step(0)
                 agent.remember(state, 0, reward, next_state, done)
                 state = next_state

@@ -103,6 +103,8 @@ def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner:
     variable, a helper's result)."""
     if len(facts.definitions.get(class_name, ())) != 1:
         return None
+    if isinstance(receiver, ast.Name) and receiver.id in facts.aliases:
+        return False  # `random.sample(...)`, `np.add(...)`: a module's function of the same name
     if isinstance(receiver, ast.Name):
         values = _bound_values(facts, receiver.id, scope)
     elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
