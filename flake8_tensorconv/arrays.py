@@ -329,7 +329,7 @@ def subscript(container: Value, index: ast.expr, index_value: Value | None = Non
             facts.discard(NEGATIVE_STRIDE)  # a second reversal may restore the axis (``a[::-1][::-1]``)
         else:
             facts.add(NEGATIVE_STRIDE)
-    if _may_select_a_scalar(index) and not _indexes_many(index_value):
+    if _may_select_a_scalar(index) and not _indexes_many(index, index_value):
         facts.add(MAYBE_SCALAR)
     return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
 
@@ -343,13 +343,15 @@ def _may_select_a_scalar(index: ast.expr) -> bool:
     )
 
 
-def _indexes_many(index_value: Value | None) -> bool:
-    """An index that is a list or an array (not one that may be a scalar): fancy indexing, which keeps an axis."""
+def _indexes_many(index: ast.expr, index_value: Value | None) -> bool:
+    """An index (or a part of a tuple index, ``a[i, j]``) that holds a list or an array, not one that may be a
+    scalar: fancy indexing, which keeps an axis (``np.eye(n)[ids]``)."""
     if index_value is None:
         return False
-    if index_value.kind is Kind.SEQUENCE:
-        return True
-    return index_value.kind is Kind.NDARRAY and not index_value.facts & {MAYBE_SCALAR, ZERO_D}
+    parts = (index_value.elements or ()) if isinstance(index, ast.Tuple) else (index_value,)
+    return any(
+        part.kind is Kind.SEQUENCE or (part.kind is Kind.NDARRAY and not part.facts & {MAYBE_SCALAR, ZERO_D}) for part in parts
+    )
 
 
 def _is_view_index(index: ast.expr) -> bool:
