@@ -56,13 +56,18 @@ def observes_arrays(environment_id: str) -> bool:
     return _ATARI_VARIANTS.sub("", family) in _ATARI_GAMES
 
 
-def made(qualname: str, node: ast.Call) -> Value:
-    """``gym.make(id, ...)``: an environment observing arrays when the id says so, else some other object."""
-    environment_id = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "id"), None)
-    if isinstance(environment_id, ast.Constant) and isinstance(environment_id.value, str) and observes_arrays(environment_id.value):
+def made(qualname: str, node: ast.Call, spelled: str | None) -> Value:
+    """``gym.make(id, ...)``: an environment observing arrays when the id (``spelled``, the string the file writes
+    there or binds the name there to) says so, else some other object."""
+    if spelled is not None and observes_arrays(spelled):
         library = qualname.partition(".")[0]  # gymnasium's reset() always returns (observation, info)
         return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ENVIRONMENT}), instance_of=library)
     return OTHER
+
+
+def id_argument(node: ast.Call) -> ast.expr | None:
+    """The environment id a maker is given."""
+    return node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "id"), None)
 
 
 def wrapped(qualname: str, wrapped_value: Value) -> Value:

@@ -628,6 +628,30 @@ CASES = {
 
         env = gym.make("MountainCar-v0")
     """,
+    "an_environment_named_by_a_constant_and_handed_to_a_function": """
+        import gym
+        import torch
+
+        ENV_NAME = "Acrobot-v1"
+
+        def run_episode(env):
+            states = []
+            state = env.reset()
+            done = False
+            while not done:
+                states.append(state)
+                state, reward, done, _ = env.step(0)
+            return torch.tensor(states)  # expect: TCV204
+
+        def first_observation(name):
+            env = gym.make(name)  # any id a caller names: FrozenLake observes integers
+            return torch.tensor([env.reset()])
+
+        def main():
+            env = gym.make(ENV_NAME)
+            run_episode(env)
+            first_observation("FrozenLake-v1")
+    """,
     "records_of_observations_and_numpy_scalars": """
         from dataclasses import dataclass
         from typing import NamedTuple

@@ -167,7 +167,7 @@ class CallsMixin:
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
         if qualname in environments.MAKERS:
-            return environments.made(qualname, node)
+            return environments.made(qualname, node, self._string_literal(environments.id_argument(node)))
         if qualname.startswith(environments.WRAPPER_PACKAGES) and args:
             return environments.wrapped(qualname, args[0])
         if qualname == "collections.deque":
@@ -205,6 +205,22 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _string_literal(self, node: ast.expr | None) -> str | None:
+        """The string ``node`` spells, or that the name ``node`` is bound to once (in its function, else the module)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if not isinstance(node, ast.Name):
+            return None
+        for scope in dict.fromkeys((self.state.function or self.facts.tree, self.facts.tree)):
+            index = self.facts.scopes.of(scope)
+            if index.is_parameter(node.id):
+                return None
+            bindings = index.bindings.get(node.id)
+            if bindings:
+                value = bindings[0].value if len(bindings) == 1 else None
+                return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        return None
 
     def _record(self, names: tuple[str, ...], node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         """``Transition(state, action, ...)`` of a namedtuple class of the file: a tuple whose fields are known."""

@@ -410,6 +410,8 @@ class SummariesMixin:
                 return passed
             if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
                 return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
+            if Fact.ENVIRONMENT in passed.facts:
+                return passed  # `run_episode(env, agent)`: an environment whose observations are arrays
         return self._parameter_evidence(function, arg, annotated, class_name)
 
     def _parameter_evidence(
