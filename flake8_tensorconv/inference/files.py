@@ -156,7 +156,7 @@ class FileFacts:
         """Record classes of the file (namedtuples, ``NamedTuple`` and dataclass classes) -> their field names."""
         if self._record_fields is None:
             text = self.text or ""
-            found = "amedtuple" in text or "NamedTuple" in text or "dataclass" in text
+            found = "namedtuple(" in text or "NamedTuple" in text or "@dataclass" in text or "dataclasses.dataclass" in text
             self._record_fields = record_classes(self) if found else {}
         return self._record_fields
 
@@ -372,23 +372,24 @@ _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass"})
 
 
 def record_classes(facts: FileFacts) -> dict[str, tuple[str, ...]]:
-    """``Transition = namedtuple("Transition", "state action")``, ``class Transition(NamedTuple)`` with annotated
-    fields, a ``@dataclass`` without its own ``__init__``: name -> field names, for names bound once in the file."""
+    """``Transition = namedtuple("Transition", "state action")`` at module level, ``class Transition(NamedTuple)``
+    with annotated fields, a ``@dataclass`` without its own ``__init__``: name -> field names, for names the
+    module binds once."""
     records: dict[str, tuple[str, ...]] = {}
     bound: dict[str, int] = {}
-    for node in iter_statements(facts.tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
+    for statement in facts.tree.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
                 if isinstance(target, ast.Name):
                     bound[target.id] = bound.get(target.id, 0) + 1
-                    fields = _namedtuple_fields(node.value, facts)
-                    if fields is not None and len(node.targets) == 1:
+                    fields = _namedtuple_fields(statement.value, facts) if isinstance(statement.value, ast.Call) else None
+                    if fields is not None and len(statement.targets) == 1:
                         records[target.id] = fields
-        elif isinstance(node, ast.ClassDef):
-            bound[node.name] = bound.get(node.name, 0) + 1
-            fields = _record_class_fields(node, facts)
-            if fields is not None:
-                records[node.name] = fields
+    for cls in facts.classes:
+        bound[cls.name] = bound.get(cls.name, 0) + 1
+        fields = _record_class_fields(cls, facts)
+        if fields is not None:
+            records[cls.name] = fields
     return {name: fields for name, fields in records.items() if bound.get(name) == 1 and len(facts.definitions.get(name, ())) <= 1}
 
 

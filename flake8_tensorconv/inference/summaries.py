@@ -105,6 +105,8 @@ def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner:
         return None
     if isinstance(receiver, ast.Name) and receiver.id in facts.aliases:
         return False  # `random.sample(...)`, `np.add(...)`: a module's function of the same name
+    if f"{class_name}(" not in (facts.text or ""):
+        return None  # never instantiated in the file: its instances come from elsewhere (most library classes)
     if isinstance(receiver, ast.Name):
         values = _bound_values(facts, receiver.id, scope)
     elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
@@ -126,13 +128,46 @@ def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner:
 def _bound_values(facts: FileFacts, name: str, scope: ast.AST) -> list[ast.expr | None]:
     """What ``name`` is assigned in ``scope``, or at module level when ``scope`` only reads it (None: a binding
     that is no plain assignment, such as a parameter or a loop variable)."""
-    index = facts.scopes.of(scope)
-    if index.is_parameter(name):
-        return [None]
-    bindings = index.bindings.get(name)
-    if not bindings and scope is not facts.tree:
-        bindings = facts.scopes.of(facts.tree).bindings.get(name)
-    return [binding.value for binding in bindings or ()]
+    if scope is not facts.tree:
+        index = facts.scopes.of(scope)
+        if index.is_parameter(name):
+            return [None]
+        bindings = index.bindings.get(name)
+        if bindings:
+            return [binding.value for binding in bindings]
+    return _module_assignments(facts.tree, name)
+
+
+def _module_assignments(tree: ast.Module, name: str) -> list[ast.expr | None]:
+    """What the module's top-level statements bind ``name`` to (None: an import, a loop, a def, a nested block)."""
+    values: list[ast.expr | None] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
+            values.append(statement.value)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if statement.name == name:
+                values.append(None)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in statement.names):
+                values.append(None)
+        elif not isinstance(statement, ast.Expr):
+            values.extend(_assignments_within(statement, name))  # `if __name__ == "__main__":` blocks, loops
+    return values
+
+
+def _assignments_within(statement: ast.stmt, name: str) -> list[ast.expr | None]:
+    assigned: set[int] = set()
+    values: list[ast.expr | None] = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    assigned.add(id(target))
+                    values.append(node.value)
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:
+            values.append(None)  # a loop target, `with ... as`, unpacking: not followed
+    return values
 
 
 def _made_elsewhere(facts: FileFacts, expression: ast.expr) -> bool:
