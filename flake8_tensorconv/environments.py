@@ -93,11 +93,13 @@ def method_result(environment: Value, name: str, node: ast.Call) -> Value | None
 def unpacked(result: Value, target: ast.expr) -> Value:
     """What a reset / step result bound to ``target`` holds, read from the shape of the target."""
     observation = result.elements[0] if result.elements else result.field("observation")
+    if observation is None:  # a join of a reset's and a step's result: nothing known of the items
+        return result.with_(facts=result.facts - {Fact.ENV_RESULT})
     if isinstance(target, ast.Name) and result.elements is not None:
-        return observation  # type: ignore[return-value]  # gym < 0.26: `obs = env.reset()`
+        return observation  # gym < 0.26: `obs = env.reset()`
     if isinstance(target, (ast.Tuple, ast.List)) and result.elements is None and len(target.elts) in (4, 5):
         if not any(isinstance(element, ast.Starred) for element in target.elts):
             # reward (a number, or a NumPy scalar: not followed), done flag(s), info
             reward = NUMBER.with_(kind=Kind.UNKNOWN)
-            return result.with_(elements=(observation, reward, *([OTHER] * (len(target.elts) - 2))))  # type: ignore[arg-type]
+            return result.with_(elements=(observation, reward, *([OTHER] * (len(target.elts) - 2))))
     return result

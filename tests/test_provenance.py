@@ -656,6 +656,7 @@ CASES = {
         from dataclasses import dataclass
         from typing import NamedTuple
 
+        import gym
         import gymnasium
         import numpy as np
         import torch
@@ -687,6 +688,9 @@ CASES = {
         one_hot = torch.tensor([np.eye(4)[[cell]]])  # expect: TCV204
         pair = gymnasium.make("CartPole-v1").reset()  # gymnasium: always (observation, info)
         both = torch.tensor([pair])
+        old_api = gym.make("Pendulum-v1")
+        first, reward, done, info = old_api.step([0.0]) if index else old_api.reset()
+        mixed = torch.tensor([first])
     """,
 }
 
