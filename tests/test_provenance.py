@@ -652,6 +652,19 @@ CASES = {
             run_episode(env)
             first_observation("FrozenLake-v1")
     """,
+    "lists_joined_with_plus": """
+        import numpy as np
+        import torch
+
+        states, sizes = [], []
+        for step in range(3):
+            states += [np.zeros(3)]
+            sizes = sizes + [step]
+        batch = torch.tensor(states)  # expect: TCV204
+        counts = torch.tensor(sizes)
+        pair = torch.tensor([np.ones(2)] + [np.zeros(2)])  # expect: TCV204
+        mixed = torch.tensor([1.0] + [np.zeros(1)] * 0)
+    """,
     "records_of_observations_and_numpy_scalars": """
         from dataclasses import dataclass
         from typing import NamedTuple

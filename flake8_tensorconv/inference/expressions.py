@@ -265,7 +265,10 @@ class ExpressionsMixin:
         return value
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
-        return self._binary(self.eval(node.left), self.eval(node.right))
+        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+            return concatenated(left, right)
+        return self._binary(left, right)
 
     def _binary(self, left: Value, right: Value, in_place: bool = False) -> Value:
         operands = (left, right)
@@ -370,3 +373,22 @@ class ExpressionsMixin:
         container = annotation.value if isinstance(annotation, ast.Subscript) else annotation
         name = (self.facts.qualname(container) or getattr(container, "id", "")).rpartition(".")[2]
         return name.lower() in _CONTAINER_ANNOTATIONS
+
+
+def concatenated(left: Value, right: Value) -> Value:
+    """``a + b`` of two lists or tuples (``states + [obs]``, ``states += [obs]``): the items of both."""
+    items: list[Value] = []
+    for side in (left, right):
+        if side.elements is not None:
+            items.extend(side.elements)
+        elif side.element is not None:
+            items.append(side.element)
+        else:
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO)  # the items of one side are not known
+    if left.elements is not None and right.elements is not None:
+        element = items[0] if items and all(same(item, items[0]) for item in items) else None
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(items), element=element)
+    element = items[0]
+    for item in items[1:]:
+        element = join(element, item)
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)

@@ -6,6 +6,7 @@ import ast
 
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.expressions import concatenated
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -132,8 +133,11 @@ class StatementsMixin:
         if isinstance(node.target, ast.Name):
             left = self.state.env.get(node.target.id, UNKNOWN)
             self.values[id(node.target)] = left
-            # In-place arithmetic keeps the target's identity (and its memory).
-            self.state.env[node.target.id] = self._binary(left, right, in_place=True)
+            if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+                self.state.env[node.target.id] = concatenated(left, right)  # `states += [obs]`
+            else:
+                # In-place arithmetic keeps the target's identity (and its memory).
+                self.state.env[node.target.id] = self._binary(left, right, in_place=True)
         else:
             self.eval_target_parts(node.target)
             key = attribute_key(node.target)

@@ -33,7 +33,7 @@ class TensorFromListOfArrays(Rule):
     legacy constructors `torch.Tensor`, `torch.FloatTensor`...) where `items` is a
     list of NumPy arrays: a list display or comprehension of arrays (nested ones
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
-    `map(np.load, paths)`, or a list built with `.append(array)`. The arrays are
+    `map(np.load, paths)`, or a list built with `.append(array)` or `+ [array]`. The arrays are
     made by NumPy, or by functions of other libraries known to return them
     (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...),
     or values that `torch.from_numpy` accepted earlier (it raises on anything else),
