@@ -657,6 +657,181 @@ CASES = {
         on_the_cpu = (weights * 2).cpu().detach()  # `.cpu()` of a CPU tensor is the tensor itself
         elsewhere = (weights * 2).cuda().detach()  # expect: TCV103
     """,
+    "observations_handed_to_a_method_of_the_files_class_stay_arrays": """
+        import gym
+        import torch
+        import torch.nn as nn
+
+        class ActorCritic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.data = []
+                self.fc = nn.Linear(4, 2)
+
+            def put_data(self, transition):
+                self.data.append(transition)
+
+            def make_batch(self):
+                s_lst, r_lst = [], []
+                for transition in self.data:
+                    s, a, r, s_prime, done = transition
+                    s_lst.append(s)
+                    r_lst.append([r / 100.0])
+                self.data = []
+                return torch.tensor(s_lst, dtype=torch.float), torch.tensor(r_lst)  # expect: TCV204
+
+        def main():
+            env = gym.make("CartPole-v1")
+            model = ActorCritic()
+            s = env.reset()
+            for step in range(10):
+                s_prime, r, done, info = env.step(0)
+                model.put_data((s, 0, r, s_prime, done))
+                s = s_prime
+    """,
+    "a_method_called_on_another_object_is_not_the_files": """
+        import gym
+        import torch
+
+        class Buffer:
+            def __init__(self):
+                self.items = []
+
+            def put(self, item):
+                self.items.append(item)
+
+            def batch(self):
+                return torch.tensor([item for item in self.items])
+
+        def fill(queue, env):
+            obs, info = env.reset()
+            queue.put(obs)  # `queue` may be any object with a `put`
+
+        buffer = Buffer()
+        buffer.put([1.0, 2.0])
+        fill(buffer, gym.make("CartPole-v1"))
+    """,
+    "an_agent_hands_observations_to_its_buffer_which_another_method_samples": """
+        import random
+        from collections import deque
+
+        import gym
+        import numpy as np
+        import torch
+
+        class ReplayBuffer:
+            def __init__(self, capacity):
+                self.buffer = deque(maxlen=capacity)
+
+            def add(self, state, action, reward, next_state, done):
+                self.buffer.append((state, action, reward, next_state, done))
+
+            def sample(self, size):
+                states, actions, rewards, next_states, dones = zip(*random.sample(self.buffer, size))
+                return states, actions, next_states
+
+        class Agent:
+            def __init__(self):
+                self.memory = ReplayBuffer(1000)
+                self.optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+
+            def remember(self, state, action, reward, next_state, done):
+                self.memory.add(state, action, reward, next_state, done)
+
+            def learn(self):
+                states, actions, next_states = self.memory.sample(32)
+                self.optimizer.step()
+                return torch.FloatTensor(states), torch.LongTensor(actions)  # expect: TCV204
+
+        def main():
+            agent = Agent()
+            state = env.reset()
+            steps = np.add(0, 100)  # NumPy's `add`, not the buffer's
+            for _ in range(steps):
+                next_state, reward, done, _ = env.step(0)
+                agent.remember(state, 0, reward, next_state, done)
+                state = next_state
+            agent.learn()
+
+        env = gym.make("MountainCar-v0")
+    """,
+    "an_environment_named_by_a_constant_and_handed_to_a_function": """
+        import gym
+        import torch
+
+        ENV_NAME = "Acrobot-v1"
+
+        def run_episode(env):
+            states = []
+            state = env.reset()
+            done = False
+            while not done:
+                states.append(state)
+                state, reward, done, _ = env.step(0)
+            return torch.tensor(states)  # expect: TCV204
+
+        def first_observation(name):
+            env = gym.make(name)  # any id a caller names: FrozenLake observes integers
+            return torch.tensor([env.reset()])
+
+        def main():
+            env = gym.make(ENV_NAME)
+            run_episode(env)
+            first_observation("FrozenLake-v1")
+    """,
+    "lists_joined_with_plus": """
+        import numpy as np
+        import torch
+
+        states, sizes = [], []
+        for step in range(3):
+            states += [np.zeros(3)]
+            sizes = sizes + [step]
+        batch = torch.tensor(states)  # expect: TCV204
+        counts = torch.tensor(sizes)
+        pair = torch.tensor([np.ones(2)] + [np.zeros(2)])  # expect: TCV204
+        mixed = torch.tensor([1.0] + [np.zeros(1)] * 0)
+    """,
+    "records_of_observations_and_numpy_scalars": """
+        from dataclasses import dataclass
+        from typing import NamedTuple
+
+        import gym
+        import gymnasium
+        import numpy as np
+        import torch
+
+        class Step(NamedTuple):
+            obs: np.ndarray
+            reward: float
+
+        @dataclass
+        class Sample:
+            image: np.ndarray
+            label: int
+
+        env = gymnasium.wrappers.TimeLimit(gymnasium.make("LunarLander-v3"), 100)
+        obs, info = env.unwrapped.reset(seed=0)
+        steps, samples = [], []
+        for index in range(3):
+            obs, reward, terminated, truncated, info = env.step(0)
+            steps.append(Step(obs, reward))
+            samples.append(Sample(np.zeros((2, 2)), index))
+        observations = torch.tensor([step.obs for step in steps])  # expect: TCV204
+        rewards = torch.tensor([step.reward for step in steps])
+        images = torch.tensor([sample.image for sample in samples])  # expect: TCV204
+        labels = torch.tensor([sample.label for sample in samples])
+        ratios = torch.tensor([np.sqrt(k) * 2 for k in range(3)])
+        lake = gymnasium.make("FrozenLake-v1")
+        cell, info = lake.reset()
+        cells = torch.tensor([cell])
+        one_hot = torch.tensor([np.eye(4)[[cell]]])  # expect: TCV204
+        pair = gymnasium.make("CartPole-v1").reset()  # gymnasium: always (observation, info)
+        both = torch.tensor([pair])
+        old_api = gym.make("Pendulum-v1")
+        first, reward, done, info = old_api.step([0.0]) if index else old_api.reset()
+        mixed = torch.tensor([first])
+    """,
 }
 
 

@@ -499,3 +499,37 @@ def test_data_instead_of_detach_names_where_the_grad_comes_from():
     assert finding.code == "TCV104"
     assert "comes from `torch.ones(2, requires_grad=True)` on line 2" in finding.message
     assert [related.start.line for related in finding.related] == [2]
+
+
+@pytest.mark.parametrize(
+    ("code", "clause", "related_line"),
+    [
+        (
+            "import gym\nimport torch\nenv = gym.make('Pendulum-v1')\ns_lst = []\ns = env.reset()\nfor _ in range(3):\n"
+            "    s_lst.append(s)\n    s, r, done, info = env.step([0.0])\nbatch = torch.tensor(s_lst)\n",
+            " (`s_lst` holds arrays from `env.reset()` on line 5) ",
+            5,
+        ),
+        (
+            "import gym\nimport torch\nenv = gym.make('CartPole-v1')\nobs, info = env.reset()\nx = torch.FloatTensor([obs])\n",
+            " (`obs` is an array from `env.reset()` on line 4) ",
+            4,
+        ),
+        # The call that made the arrays is written in the list: nothing to add.
+        ("import numpy as np\nimport torch\nx = torch.tensor([np.load(p) for p in ['a', 'b']])\n", " arrays converts ", None),
+    ],
+)
+def test_list_of_arrays_names_the_step_that_made_the_arrays(code, clause, related_line):
+    (finding,) = [f for f in lint_source(Source(text=code), Settings()) if f.code == "TCV204"]
+    assert clause in finding.message
+    assert [related.start.line for related in finding.related] == ([related_line] if related_line else [])
+
+
+def test_list_of_tensors_names_where_the_graph_comes_from():
+    code = (
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(2):\n"
+        "    losses.append(model(torch.ones(3)).sum())\nt = torch.tensor(losses)\n"
+    )
+    (finding,) = lint_source(Source(text=code), Settings(extend_select=("TCV212",)))
+    assert " (`losses` holds tensors that require grad: `model(torch.ones(3))` on line 5) " in finding.message
+    assert [related.start.line for related in finding.related] == [5]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.summaries import model_parameter
 from flake8_tensorconv.inference.support import (
@@ -88,6 +88,8 @@ class CallsMixin:
             return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
+        if isinstance(func, ast.Name) and func.id in self.facts.record_fields and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
+            return self._record(self.facts.record_fields[func.id], node, args, keywords)
         if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
             return self._helper_return(func.id, node)
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
@@ -104,6 +106,8 @@ class CallsMixin:
             return OTHER
         if isinstance(func, ast.Name) and func.id == "range":
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=NUMBER)
+        if isinstance(func, ast.Name) and func.id == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            return _transposed(args[0])
         if isinstance(func, ast.Name) and func.id in ("zip", "enumerate"):
             items = [NUMBER] if func.id == "enumerate" else []
             items += [element_of(arg) for arg in args]
@@ -178,6 +182,12 @@ class CallsMixin:
             return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
+        if qualname in environments.MAKERS:
+            return environments.made(qualname, node, self._string_literal(environments.id_argument(node)))
+        if qualname.startswith(environments.WRAPPER_PACKAGES) and args:
+            return environments.wrapped(qualname, args[0])
+        if qualname == "collections.deque":
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=() if not args else None, element=element_of(args[0]) if args else None)
         if qualname in K.PICKS_FROM_SEQUENCE and args:
             item = element_of(args[0])
             return item if qualname in K.PICKS_ONE else Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item)
@@ -211,6 +221,35 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _string_literal(self, node: ast.expr | None) -> str | None:
+        """The string ``node`` spells, or that the name ``node`` is bound to once (in its function, else the module)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if not isinstance(node, ast.Name):
+            return None
+        for scope in dict.fromkeys((self.state.function or self.facts.tree, self.facts.tree)):
+            index = self.facts.scopes.of(scope)
+            if index.is_parameter(node.id):
+                return None
+            bindings = index.bindings.get(node.id)
+            if bindings:
+                value = bindings[0].value if len(bindings) == 1 else None
+                return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        return None
+
+    def _record(self, names: tuple[str, ...], node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        """``Transition(state, action, ...)`` of a namedtuple class of the file: a tuple whose fields are known."""
+        if len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            passed = list(args[0].elements or ())  # `Transition(*zip(*transitions))`
+        elif any(isinstance(argument, ast.Starred) for argument in node.args):
+            passed = []
+        else:
+            passed = list(args)
+        by_name = dict(zip(names, passed))
+        by_name.update((key, value) for key, value in keywords.items() if key in names)
+        items = tuple(by_name.get(name, UNKNOWN) for name in names)
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items, fields=tuple(zip(names, items)))
 
     def _legacy_constructor(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         source = args[0] if len(args) == 1 else NUMBER
@@ -314,6 +353,8 @@ class CallsMixin:
             return element_of(receiver) if name == "pop" else receiver
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
+        if Fact.ENVIRONMENT in receiver.facts:
+            return environments.method_result(receiver, name, node) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
@@ -406,3 +447,12 @@ class CallsMixin:
                 return value.device
             return device_from(value, expression)
         return current
+
+
+def _transposed(rows: Value) -> Value:
+    """``zip(*rows)`` where each row's items are known (``zip(*transitions)``): the i-th tuple holds every row's i-th item."""
+    row = element_of(rows)
+    if row.elements is None:
+        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(kind=Kind.SEQUENCE, grad=Grad.NO))  # tuples of unknown items
+    columns = tuple(Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for item in row.elements)
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=columns)

@@ -111,7 +111,7 @@ class ModulesMixin:
 
 
 def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
-    """Values of ``self.X = ...`` in ``__init__`` (modules and parameters only)."""
+    """Values of ``self.X = ...`` in ``__init__`` (modules, parameters and instances of the file's plain classes)."""
     from flake8_tensorconv.inference.interpreter import Interpreter
 
     attributes: dict[str, Value] = {}
@@ -120,7 +120,11 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
             interpreter = Interpreter(facts, listener=None)
             interpreter.walk_function(statement, class_name=None)
             for target, value in interpreter.attribute_stores:
-                if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES):
+                # Modules, parameters, and instances of the file's plain classes (`self.memory = ReplayBuffer()`,
+                # whose methods' returns are summarised).
+                if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES) or (
+                    value.kind is Kind.OTHER and value.instance_of in facts.plain_classes
+                ):
                     attributes[target] = join(attributes[target], value) if target in attributes else value
     return attributes
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.expressions import concatenated
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -136,8 +137,11 @@ class StatementsMixin:
         if isinstance(node.target, ast.Name):
             left = self.state.env.get(node.target.id, UNKNOWN)
             self.values[id(node.target)] = left
-            # In-place arithmetic keeps the target's identity (and its memory).
-            self.state.env[node.target.id] = self._binary(left, right, in_place=True)
+            if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+                self.state.env[node.target.id] = concatenated(left, right)  # `states += [obs]`
+            else:
+                # In-place arithmetic keeps the target's identity (and its memory).
+                self.state.env[node.target.id] = self._binary(left, right, in_place=True)
         else:
             self.eval_target_parts(node.target)
             key = attribute_key(node.target)
@@ -323,6 +327,8 @@ class StatementsMixin:
     stmt_Nonlocal = stmt_Import = stmt_ImportFrom = stmt_Pass = stmt_Break = stmt_Continue = stmt_Global
 
     def bind(self, target: ast.expr, value: Value) -> None:
+        if Fact.ENV_RESULT in value.facts:
+            value = environments.unpacked(value, target)
         if isinstance(target, ast.Name):
             self._forget_attributes(target.id)
             self.state.env[target.id] = value

@@ -59,7 +59,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     grad_origin = value.grad_origin if grad else None
     device_origin = value.device_origin if device else None
     if grad_origin is not None:
-        what = _describe(ctx, grad_origin)
+        what = describe_origin(ctx, grad_origin)
         who = "it" if who == what else who
         line = ctx.source.describe_line(grad_origin.line)
         if what.endswith(".backward()`"):  # the step is the backward pass through it, not where it was made
@@ -70,7 +70,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
             clauses.append(f"{who} comes from {what} on {line}, outside `no_grad`")
         related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
     if device_origin is not None:
-        what = _describe(ctx, device_origin)
+        what = describe_origin(ctx, device_origin)
         if device_origin == grad_origin:
             clauses[-1] += ", and may be on a GPU"
         else:
@@ -84,7 +84,8 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     return (f" ({'; '.join(clauses)})" if clauses else ""), tuple(related)
 
 
-def _describe(ctx: Context, where: Origin) -> str:
+def describe_origin(ctx: Context, where: Origin) -> str:
+    """The source step as a message shows it: its description, or its code (`model(x)`)."""
     if where.description is not None:
         return where.description
     start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
