@@ -118,6 +118,8 @@ class CallsMixin:
         return self._call_method(receiver, func.attr, node, args, keywords)
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        if qualname.startswith(K.DATASET_MODULES):
+            return OTHER  # a dataset object: its `data` and `targets` are stored data
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
@@ -314,6 +316,8 @@ class CallsMixin:
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
+        if name in K.BOOL_RESULT_METHODS:
+            return Value(grad=Grad.NO, dtype="bool")  # `outputs.ge(0.5)`: a comparison never requires grad
         if name in K.SHAPE_METHODS and receiver.grad is Grad.NO:
             return Value(grad=Grad.NO, device=receiver.device, dtype=receiver.dtype)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):

@@ -115,6 +115,13 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if name == "grad" and receiver.kind is Kind.UNKNOWN:
+            return Value(grad=Grad.NO)  # a gradient (`layer.grad`), whatever holds it, does not require grad
+        if name in K.NORM_BUFFER_ATTRIBUTES and receiver.kind in (Kind.UNKNOWN, Kind.MODULE):
+            # A normalisation layer's running statistics: buffers, which never require grad.
+            if receiver.kind is Kind.MODULE:
+                return tensor(Grad.NO, receiver.device, device_origin=receiver.device_origin)
+            return Value(grad=Grad.NO)
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
             return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)

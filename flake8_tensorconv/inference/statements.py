@@ -153,6 +153,12 @@ class StatementsMixin:
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and call.args and literal_bool(call.args[0]) is False:
+            # `model.m.requires_grad_(False)`: from here on the tensor (or the module's parameters) no longer require grad.
+            key = func.value.id if isinstance(func.value, ast.Name) else attribute_key(func.value)
+            if key is not None:
+                self.state.env[key] = self.value_of(call)
+            return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
         name = func.value.id

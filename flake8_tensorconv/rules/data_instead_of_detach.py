@@ -31,6 +31,13 @@ _PARAMETER_NAME_ENDINGS = ("weight", "weights", "bias")
 _PYTHON_VALUE_BUILTINS = frozenset(
     "float int bool complex str repr len round format hash id isinstance type print abs".split()
 )
+# Calls that convert a tensor argument to NumPy: NumPy's functions, and plotting (`plt.imshow(x)`,
+# `ax.plot(x)` call `np.asarray` on it, which `.numpy()` backs).
+_NUMPY_SINKS = ("numpy.", "matplotlib.")
+# Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
+_PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
+_ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -137,8 +144,13 @@ class DataInsteadOfDetach(Rule):
             return  # `.detach()` is called: `.data` is redundant there, not used instead of it
         receiver = node.value
         value = ctx.value(receiver)
+        if value.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+            return  # a dataset, an array, a project's object: its `data` is its own
         if value.grad is Grad.NO or value.is_integer or _cannot_require_grad(receiver, ctx) or self._iterates_gradients(receiver, ctx):
             return  # a gradient, a buffer, an integer tensor, a value made under no_grad
+        indexed = _indexed(receiver)
+        if indexed is not receiver and value.kind is Kind.UNKNOWN and (ctx.value(indexed).grad is Grad.NO or _cannot_require_grad(indexed, ctx)):
+            return  # an item of what holds no grad (`audio[0]` of a result made under no_grad, a buffer's row)
         known = value.kind is Kind.TENSOR
         if use is _Use.WRITTEN:
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
@@ -177,7 +189,7 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return _Use.NUMPY, first, direct
+                    return (_Use.COPIED if _only_a_number_leaves(call, parents) else _Use.NUMPY), first, direct
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -241,12 +253,14 @@ class DataInsteadOfDetach(Rule):
                 return None
             if qualname.startswith("torch.") or qualname == "copy.deepcopy":
                 return _Use.COPIED
-            if qualname.startswith("numpy."):
-                return _Use.NUMPY
+            if qualname.startswith(_NUMPY_SINKS):
+                return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
             return _Use.COPIED
         if isinstance(func, ast.Attribute) and (_is_in_place(func.attr) or ctx.value(func.value).kind is Kind.TENSOR):
             return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
+        if _converted_at_once(call, self._parent_map(ctx)):
+            return _Use.NUMPY  # `to_cpu(x.data).numpy()`: what the helper returns goes to NumPy
         return _Use.KEPT  # handed to code out of sight, which may keep it
 
     def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
@@ -266,6 +280,11 @@ class DataInsteadOfDetach(Rule):
             default=None,
         )
         read = any(after < position and (rebound is None or position < rebound) for position in scope.uses.reads.get(name, ()))
+        if read and any(
+            mention.method == "numpy" and after < _start(mention.node) and (rebound is None or _start(mention.node) < rebound)
+            for mention in scope.mentions(name)
+        ):
+            return _Use.NUMPY  # `w = p.data` then `w.numpy()`: the alias goes to NumPy
         return _Use.KEPT if read or isinstance(scope.node, ast.Module) else _Use.COPIED
 
     def _iterates_gradients(self, receiver: ast.expr, ctx: Context) -> bool:
@@ -311,8 +330,11 @@ class DataInsteadOfDetach(Rule):
             self._own_classes = own_classes_may_have(frozenset({"data"}), ctx, attributes=True)
         if self._own_classes:
             return False
-        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES:
-            receiver = receiver.func.value  # `x.view(n, -1).data.float()`: judged by `x`
+        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES) or (
+            isinstance(receiver, ast.Subscript)
+        ):
+            # `x.view(n, -1).data.float()`, `out[0].data.cpu()`: judged by `x` and `out`
+            receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
@@ -373,6 +395,53 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
     }
+
+
+def _indexed(receiver: ast.expr) -> ast.expr:
+    """``x`` of ``x[i]`` (and of ``x[i][j]``)."""
+    while isinstance(receiver, ast.Subscript):
+        receiver = receiver.value
+    return receiver
+
+
+def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """Whether the array of ``x.data....numpy()`` only gives a Python number or list: ``.item()``,
+    ``.tolist()``, or ``float(...)`` of it (an element, after indexing or reshaping)."""
+    node: ast.AST = numpy_call
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            node = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False
+            if parent.attr in _PYTHON_VALUE_METHODS:
+                return True
+            if parent.attr not in _ARRAY_RESHAPES:
+                return False
+            node = call
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and isinstance(parent.func, ast.Name):
+            return parent.func.id in ("float", "int", "bool", "complex")
+        else:
+            return False
+
+
+def _converted_at_once(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``helper(x.data).numpy()`` (or ``.cpu().numpy()``): the call's result goes to NumPy at once."""
+    node: ast.AST = call
+    while True:
+        parent = parents.get(id(node))
+        if not isinstance(parent, ast.Attribute):
+            return False
+        method = parents.get(id(parent))
+        if not (isinstance(method, ast.Call) and method.func is parent):
+            return False
+        if parent.attr == "numpy":
+            return True
+        if parent.attr not in ("cpu", "detach", "float", "contiguous"):
+            return False
+        node = method
 
 
 def _is_in_place(method: str) -> bool:
