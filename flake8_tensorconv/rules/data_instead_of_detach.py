@@ -38,6 +38,8 @@ _NUMPY_SINKS = ("numpy.", "matplotlib.")
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
+# Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
+_MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -148,9 +150,10 @@ class DataInsteadOfDetach(Rule):
             return  # a dataset, an array, a project's object: its `data` is its own
         if value.grad is Grad.NO or value.is_integer or _cannot_require_grad(receiver, ctx) or self._iterates_gradients(receiver, ctx):
             return  # a gradient, a buffer, an integer tensor, a value made under no_grad
-        indexed = _indexed(receiver)
-        if indexed is not receiver and value.kind is Kind.UNKNOWN and (ctx.value(indexed).grad is Grad.NO or _cannot_require_grad(indexed, ctx)):
-            return  # an item of what holds no grad (`audio[0]` of a result made under no_grad, a buffer's row)
+        base = _chain_base(receiver)
+        base_value = ctx.value(base)
+        if base is not receiver and ((base_value.kind in (Kind.TENSOR, Kind.UNKNOWN) and base_value.grad is Grad.NO) or _cannot_require_grad(base, ctx)):
+            return  # an item or a copy of what holds no grad (`audio[0]` made under no_grad, `grads[0].cpu()`)
         known = value.kind is Kind.TENSOR
         if use is _Use.WRITTEN:
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
@@ -194,6 +197,8 @@ class DataInsteadOfDetach(Rule):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
                     return _Use.COPIED, first, direct  # a copy, a reduction, arithmetic...
+                if method == "to" and any(isinstance(a, ast.Constant) and a.value == "meta" for a in call.args):
+                    return _Use.COPIED, first, direct  # the meta device holds no data: nothing is shared
                 cast = _CASTS.get(method)
                 if cast in INTEGER_DTYPES or (cast is not None and source_dtype is not None and cast != source_dtype):
                     return _Use.COPIED, first, direct  # only a float tensor can require grad: an integer cast copies
@@ -397,11 +402,16 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
     }
 
 
-def _indexed(receiver: ast.expr) -> ast.expr:
-    """``x`` of ``x[i]`` (and of ``x[i][j]``)."""
-    while isinstance(receiver, ast.Subscript):
-        receiver = receiver.value
-    return receiver
+def _chain_base(receiver: ast.expr) -> ast.expr:
+    """``x`` of ``x[i]``, ``x[i].cpu()``, ``x.view(-1)``: what items, moves and reshapes start from (none of them
+    gives grad to what has none)."""
+    while True:
+        if isinstance(receiver, ast.Subscript):
+            receiver = receiver.value
+        elif isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _MOVES_AND_RESHAPES:
+            receiver = receiver.func.value
+        else:
+            return receiver
 
 
 def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> bool:
