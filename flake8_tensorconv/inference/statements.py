@@ -6,6 +6,7 @@ import ast
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.summaries import callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -46,8 +47,8 @@ class StatementsMixin:
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         bound_first = class_name is not None and not is_staticmethod(node)
         callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
-        if callers is not None and not callers.grad_enabled:
-            grad_enabled = False  # every same-file call runs under no_grad / inference_mode
+        if callers is not None and not callers.grad_enabled and not callable_from_other_modules(self.facts, node, class_name):
+            grad_enabled = False  # every call runs under no_grad / inference_mode
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:
