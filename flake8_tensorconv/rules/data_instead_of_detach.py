@@ -164,7 +164,9 @@ class DataInsteadOfDetach(Rule):
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
-        if not known and not (direct and after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
+        if not known and not (
+            (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
+        ):
             return
         safe = known and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
@@ -372,6 +374,12 @@ def _is_leaf(receiver: ast.expr, value: Value) -> bool:
         return True
     name = (receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")).lower()
     return "param" in name or name.endswith(_PARAMETER_NAME_ENDINGS)
+
+
+def _names_a_parameter(receiver: ast.expr) -> bool:
+    """``conv.weight``, ``model.fc.bias``: how a layer's parameters are read (evidence of a tensor that requires grad
+    where the layer's kind is unknown)."""
+    return isinstance(receiver, ast.Attribute) and receiver.attr in ("weight", "bias")
 
 
 def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
