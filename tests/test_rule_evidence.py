@@ -483,3 +483,49 @@ def test_data_instead_of_detach_names_where_the_grad_comes_from():
     assert finding.code == "TCV104"
     assert "comes from `torch.ones(2, requires_grad=True)` on line 2" in finding.message
     assert [related.start.line for related in finding.related] == [2]
+
+
+_TRAINER = """\
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self):
+        self.G = nn.Linear(2, 2)
+
+    def train(self):
+        with torch.no_grad():
+            self.{name}(1)
+
+    def {name}(self, epoch):
+        samples = self.G(torch.ones(1, 2))
+        return samples.data.numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # The alias that `.data` gives reaches NumPy later, through a helper, or through a plot.
+        ("import torch\nfrom models import Net\nmodel = Net()\nw = next(model.parameters()).data\nprint(w.numpy())\n", [(4, "TCV104", "safe")]),
+        ("import torch\nfrom util import to_cpu\ndef save(conv, fp):\n    to_cpu(conv.weight.data).numpy().tofile(fp)\n", [(4, "TCV104", "unsafe")]),
+        (
+            "import torch\nimport matplotlib.pyplot as plt\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\nplt.imshow(out.data)\n",
+            [(5, "TCV104", "safe")],
+        ),
+        # An item of a value of unknown kind is judged by what is indexed (`out`, not `out[0]`).
+        ("import torch\nfrom models import Net\nout = Net()(torch.ones(1, 3))\nimage = out[0].data.cpu()\nprint(image)\n", [(4, "TCV104", "unsafe")]),
+        # A public method of a class built in other modules: its same-file caller's no_grad is not all its callers'.
+        (_TRAINER.format(name="visualize"), [(14, "TCV104", "safe")]),
+        (_TRAINER.format(name="_visualize"), []),
+        (_TRAINER.format(name="visualize") + "\nTrainer().train()\n", []),
+        # Only a Python value leaves the array (issue 10, class 7, as `.data.item()`).
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nv = h.data.cpu().numpy().tolist()\nu = float(h.data.numpy()[0])\n", []),
+        # A torchvision dataset's `data` is stored data, whatever the dataset is called.
+        ("import torch\nfrom torchvision import datasets\ntrain_ds = datasets.MNIST('data', train=True)\nx = train_ds.data.numpy()\n", []),
+        # Running statistics read through a layer of unknown kind, and a comparison's result, never require grad.
+        ("import torch\ndef save(bn, out):\n    return bn.running_var.data.cpu().numpy(), out.ge(0.5).cpu().data.numpy()\n", []),
+    ],
+)
+def test_data_instead_of_detach_follows_the_alias_and_needs_something_to_hide(code, expected):
+    assert findings(code) == expected

@@ -64,17 +64,26 @@ class DataInsteadOfDetach(Rule):
     ## What it does
     Flags `Tensor.data` used to take a tensor that can require grad out of
     autograd where an alias of it survives: a conversion chain that reaches
-    NumPy (`x.data.cpu().numpy()`), a chain that is bound, stored, returned or
-    handed on (`y = x.data.cpu()`), and an in-place write through `.data`
-    (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then `y.mul_(2)`) into a
-    computed tensor, which a graph may have saved.
+    NumPy (`x.data.cpu().numpy()`, also through a name converted later,
+    `w = x.data` then `w.numpy()`, a helper whose result is converted at once,
+    `to_cpu(x.data).numpy()`, or a plot, `plt.imshow(x.data)`), a chain that is
+    bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
+    write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
+    `y.mul_(2)`) into a computed tensor, which a graph may have saved.
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
-    gradient (`p.grad.data`, the items of a hook's saved `self.gradients`), a
-    buffer, an integer tensor, a data loader's batch or a value made under
-    `no_grad`. Where the kind of `x` is unknown, a torch-only method right after
-    `.data` (`x.data.cpu()`, not `x.data[0].numpy()`) is the evidence, and no
-    class of the file, or imported from its own package, may have its own `data`.
+    gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
+    saved `self.gradients`), a buffer (also a normalisation layer's
+    `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
+    a data loader's batch, a dataset's stored data, a tensor after
+    `requires_grad_(False)`, or a value made under `no_grad` (an item of one
+    too). Where the kind of `x` is unknown, a torch-only method right after
+    `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
+    `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
+    NumPy, is the evidence, and no class of the file, or imported from its own
+    package, may have its own `data`. A public method of a class that the file
+    never builds is called from other modules too: its same-file callers running
+    under `no_grad` do not make it grad-free.
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
@@ -87,7 +96,9 @@ class DataInsteadOfDetach(Rule):
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
-      `dst.copy_(...)`;
+      `dst.copy_(...)`, a move to the `meta` device (which holds no data);
+    - a chain whose array only gives a Python value: `.numpy().item()`,
+      `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`;
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and `x.data.detach()`, where
       `.detach()` is called anyway.
