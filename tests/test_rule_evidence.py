@@ -523,6 +523,14 @@ class Trainer:
         ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nv = h.data.cpu().numpy().tolist()\nu = float(h.data.numpy()[0])\n", []),
         # A torchvision dataset's `data` is stored data, whatever the dataset is called.
         ("import torch\nfrom torchvision import datasets\ntrain_ds = datasets.MNIST('data', train=True)\nx = train_ds.data.numpy()\n", []),
+        # A module that registers only a buffer and holds a parameter-free layer computes nothing that requires grad.
+        (
+            "import torch\nfrom torch import nn\nclass Encoding(nn.Module):\n    def __init__(self, p):\n"
+            "        super().__init__()\n        self.dropout = nn.Dropout(p)\n        self.register_buffer('pe', torch.zeros(1, 5, 4))\n"
+            "    def forward(self, x):\n        return self.dropout(x + self.pe)\n"
+            "y = Encoding(0).forward(torch.zeros(1, 5, 4))\nprint(y[0].data.numpy())\n",
+            [],
+        ),
         # Running statistics read through a layer of unknown kind, and a comparison's result, never require grad.
         ("import torch\ndef save(bn, out):\n    return bn.running_var.data.cpu().numpy(), out.ge(0.5).cpu().data.numpy()\n", []),
     ],
