@@ -513,6 +513,17 @@ class Trainer:
             "import torch\nimport matplotlib.pyplot as plt\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\nplt.imshow(out.data)\n",
             [(5, "TCV104", "safe")],
         ),
+        # A helper of the file that converts its parameter (not a copy of it) to NumPy.
+        (
+            "import torch\ndef to_image(t):\n    image = t[0].cpu().float()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [(7, "TCV104", "safe")],
+        ),
+        (
+            "import torch\ndef to_image(t):\n    image = t.clone().cpu()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [],
+        ),
         # An item of a value of unknown kind is judged by what is indexed (`out`, not `out[0]`).
         ("import torch\nfrom models import Net\nout = Net()(torch.ones(1, 3))\nimage = out[0].data.cpu()\nprint(image)\n", [(4, "TCV104", "unsafe")]),
         # A public method of a class built in other modules: its same-file caller's no_grad is not all its callers'.

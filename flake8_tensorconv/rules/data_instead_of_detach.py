@@ -66,7 +66,8 @@ class DataInsteadOfDetach(Rule):
     autograd where an alias of it survives: a conversion chain that reaches
     NumPy (`x.data.cpu().numpy()`, also through a name converted later,
     `w = x.data` then `w.numpy()`, a helper whose result is converted at once,
-    `to_cpu(x.data).numpy()`, or a plot, `plt.imshow(x.data)`), a chain that is
+    `to_cpu(x.data).numpy()`, a helper of the file that converts its parameter,
+    `tensor2im(x.data)`, or a plot, `plt.imshow(x.data)`), a chain that is
     bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
     write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
     `y.mul_(2)`) into a computed tensor, which a graph may have saved.
@@ -146,6 +147,7 @@ class DataInsteadOfDetach(Rule):
         super().__init__(settings)
         self._parents: dict[int, dict[int, ast.AST]] = {}
         self._own_classes: bool | None = None
+        self._helpers_converting: dict[tuple[int, str], bool] = {}
 
     def visit_Attribute(self, node: ast.Attribute, ctx: Context) -> None:
         if node.attr != "data" or not isinstance(node.ctx, ast.Load):
@@ -279,7 +281,32 @@ class DataInsteadOfDetach(Rule):
             return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
         if _converted_at_once(call, self._parent_map(ctx)):
             return _Use.NUMPY  # `to_cpu(x.data).numpy()`: what the helper returns goes to NumPy
+        if isinstance(func, ast.Name) and self._helper_converts(func.id, call, argument, ctx):
+            return _Use.NUMPY  # `tensor2im(x.data)`, a helper of this file that converts its parameter to NumPy
         return _Use.KEPT  # handed to code out of sight, which may keep it
+
+    def _helper_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
+        """Whether the same-file helper ``name`` converts the parameter that ``argument`` binds to NumPy (its
+        own view of it: `.numpy()` on the parameter, an item, a move or a reshape of it, or a name bound to one)."""
+        helper = ctx.facts.helpers.get(name)
+        if helper is None:
+            return False
+        positional = [*helper.args.posonlyargs, *helper.args.args]
+        if argument in call.args:
+            index = call.args.index(argument)  # type: ignore[arg-type]
+            if index >= len(positional) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                return False
+            parameter = positional[index].arg
+        else:
+            keyword = next((k for k in call.keywords if k.value is argument), None)
+            if keyword is None or keyword.arg is None:
+                return False
+            parameter = keyword.arg
+        key = (id(helper), parameter)
+        known = self._helpers_converting.get(key)
+        if known is None:
+            known = self._helpers_converting[key] = _converts_to_numpy(helper, parameter, ctx)
+        return known
 
     def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -454,6 +481,40 @@ def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> 
             return parent.func.id in ("float", "int", "bool", "complex")
         else:
             return False
+
+
+def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) -> bool:
+    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot."""
+    views = {parameter}
+    assignments = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    for _ in range(2):  # a name bound to a view of a view
+        for node in assignments:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and _view_base(node.value, ctx) in views:
+                views.add(target.id)
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "numpy" and not node.args and _view_base(func.value, ctx) in views:
+            return True
+        qualname = ctx.qualname(func) or ""
+        if (qualname == "torch.Tensor.numpy" or qualname.startswith(_NUMPY_SINKS)) and node.args and _view_base(node.args[0], ctx) in views:
+            return True
+    return False
+
+
+def _view_base(node: ast.expr, ctx: Context) -> str | None:
+    """The name that ``node`` is a view of (``t[0].cpu().float()`` of ``t``), or None."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.ALIASING_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
 
 
 def _converted_at_once(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
