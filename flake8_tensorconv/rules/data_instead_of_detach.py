@@ -70,7 +70,9 @@ class DataInsteadOfDetach(Rule):
     `tensor2im(x.data)`, or a plot, `plt.imshow(x.data)`), a chain that is
     bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
     write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
-    `y.mul_(2)`) into a computed tensor, which a graph may have saved.
+    `y.mul_(2)`) into a computed tensor, which a graph may have saved (the
+    message names the step that makes it require grad; without one, as for a
+    value that is a parameter on one path and a buffer on another, it is silent).
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
@@ -172,7 +174,7 @@ class DataInsteadOfDetach(Rule):
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
             # an EMA copy, init); the write hides something only from a graph that saved the
             # computed tensor, or from a backward that follows in the same code.
-            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
+            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or value.grad_origin is None or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
                 return
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
