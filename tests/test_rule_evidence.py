@@ -530,6 +530,14 @@ class Trainer:
         (_TRAINER.format(name="visualize"), [(14, "TCV104", "safe")]),
         (_TRAINER.format(name="_visualize"), []),
         (_TRAINER.format(name="visualize") + "\nTrainer().train()\n", []),
+        # Of unknown kind, an item named as data (an input, a target, ground truth) has no evidence of grad;
+        # the model's outputs next to it keep theirs.
+        (
+            "import torch\ndef log(batch, outputs):\n    mel_input = batch['mel_input']\n"
+            "    gt = mel_input[0].data.cpu().numpy()\n    pitch = outputs['pitch_target'][0].data.cpu().numpy()\n"
+            "    pred = outputs['model_outputs'][0].data.cpu().numpy()\n    return gt, pitch, pred\n",
+            [(6, "TCV104", "unsafe")],
+        ),
         # Only a Python value leaves the array (issue 10, class 7, as `.data.item()`).
         ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nv = h.data.cpu().numpy().tolist()\nu = float(h.data.numpy()[0])\n", []),
         # A torchvision dataset's `data` is stored data, whatever the dataset is called.

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.inference.summaries import is_data_name
 from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
@@ -40,6 +41,8 @@ _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
 _MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
+# Words that name data by its role (an input, a target, ground truth): of unknown kind, no evidence of grad.
+_DATA_WORDS = frozenset({"input", "inputs", "target", "targets", "gt", "truth", "label", "labels"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -84,7 +87,8 @@ class DataInsteadOfDetach(Rule):
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
     `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
     NumPy, is the evidence, and no class of the file, or imported from its own
-    package, may have its own `data`. A public method of a class that the file
+    package, may have its own `data`; a receiver named as data (`mel_input[0]`,
+    `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
     under `no_grad` do not make it grad-free.
 
@@ -174,7 +178,9 @@ class DataInsteadOfDetach(Rule):
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
             # an EMA copy, init); the write hides something only from a graph that saved the
             # computed tensor, or from a backward that follows in the same code.
-            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or value.grad_origin is None or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
+            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or value.grad_origin is None:
+                return  # no step that makes the tensor require grad to name
+            if _is_leaf(receiver, value) and not self._graph_then_backward(node, ctx):
                 return
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
@@ -381,10 +387,15 @@ class DataInsteadOfDetach(Rule):
             isinstance(receiver, ast.Subscript)
         ):
             # `x.view(n, -1).data.float()`, `out[0].data.cpu()`: judged by `x` and `out`
+            if isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) and isinstance(receiver.slice.value, str):
+                if _names_data(receiver.slice.value):
+                    return False  # `outputs["pitch_target"][0]`: the item is named as data
             receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
+        if _names_data(name):
+            return False  # `mel_input[0].data.cpu()`: an input or a target, data that does not require grad
         return ctx.facts.imports_torch
 
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
@@ -414,6 +425,12 @@ def _is_leaf(receiver: ast.expr, value: Value) -> bool:
         return True
     name = (receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")).lower()
     return "param" in name or name.endswith(_PARAMETER_NAME_ENDINGS)
+
+
+def _names_data(name: str) -> bool:
+    """A name whose words give it the role of data (issue 10, class 4): an input, a target, ground truth, a label,
+    a loader's batch (``mel_input``, ``pitch_target_1``, ``energy_avg_gt``)."""
+    return not _DATA_WORDS.isdisjoint(name.lower().split("_")) or is_data_name(name)
 
 
 def _names_a_parameter(receiver: ast.expr) -> bool:
