@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.inference.summaries import is_data_name
 from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
@@ -430,7 +429,8 @@ def _is_leaf(receiver: ast.expr, value: Value) -> bool:
 def _names_data(name: str) -> bool:
     """A name whose words give it the role of data (issue 10, class 4): an input, a target, ground truth, a label,
     a loader's batch (``mel_input``, ``pitch_target_1``, ``energy_avg_gt``)."""
-    return not _DATA_WORDS.isdisjoint(name.lower().split("_")) or is_data_name(name)
+    lowered = name.lower()
+    return not _DATA_WORDS.isdisjoint(lowered.split("_")) or lowered in K.DATA_PARAMETER_NAMES or lowered.endswith(K.DATA_PARAMETER_SUFFIXES)
 
 
 def _names_a_parameter(receiver: ast.expr) -> bool:
