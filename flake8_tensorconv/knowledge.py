@@ -89,6 +89,16 @@ INTEGER_METHODS = {
 # Methods with an integer result on tensors and on arrays alike: evidence enough even when
 # the receiver's kind is unknown.
 INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero".split())
+# Comparisons and tests spelled as methods (tensors, pandas objects): a bool result, which never requires
+# grad, whatever the receiver is.
+BOOL_RESULT_METHODS = frozenset(
+    "eq ne lt le gt ge isnan isinf isfinite logical_and logical_or logical_not logical_xor".split()
+)
+# Buffers that torch's normalisation layers register (BatchNorm, InstanceNorm): running statistics,
+# never requiring grad, read as attributes of a layer (`bn.running_var`).
+NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+# Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
+DATASET_MODULES = ("torchvision.datasets.",)
 # Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what
 # holds no grad gives none, whatever the receiver is.
 SHAPE_METHODS = frozenset("squeeze reshape view transpose flatten ravel swapaxes expand repeat copy".split())

@@ -533,3 +533,76 @@ def test_list_of_tensors_names_where_the_graph_comes_from():
     (finding,) = lint_source(Source(text=code), Settings(extend_select=("TCV212",)))
     assert " (`losses` holds tensors that require grad: `model(torch.ones(3))` on line 5) " in finding.message
     assert [related.start.line for related in finding.related] == [5]
+
+
+_TRAINER = """\
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self):
+        self.G = nn.Linear(2, 2)
+
+    def train(self):
+        with torch.no_grad():
+            self.{name}(1)
+
+    def {name}(self, epoch):
+        samples = self.G(torch.ones(1, 2))
+        return samples.data.numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # The alias that `.data` gives reaches NumPy later, through a helper, or through a plot.
+        ("import torch\nfrom models import Net\nmodel = Net()\nw = next(model.parameters()).data\nprint(w.numpy())\n", [(4, "TCV104", "safe")]),
+        ("import torch\nfrom util import to_cpu\ndef save(conv, fp):\n    to_cpu(conv.weight.data).numpy().tofile(fp)\n", [(4, "TCV104", "unsafe")]),
+        (
+            "import torch\nimport matplotlib.pyplot as plt\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\nplt.imshow(out.data)\n",
+            [(5, "TCV104", "safe")],
+        ),
+        # A helper of the file that converts its parameter (not a copy of it) to NumPy.
+        (
+            "import torch\ndef to_image(t):\n    image = t[0].cpu().float()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [(7, "TCV104", "safe")],
+        ),
+        (
+            "import torch\ndef to_image(t):\n    image = t.clone().cpu()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [],
+        ),
+        # An item of a value of unknown kind is judged by what is indexed (`out`, not `out[0]`).
+        ("import torch\nfrom models import Net\nout = Net()(torch.ones(1, 3))\nimage = out[0].data.cpu()\nprint(image)\n", [(4, "TCV104", "unsafe")]),
+        # A public method of a class built in other modules: its same-file caller's no_grad is not all its callers'.
+        (_TRAINER.format(name="visualize"), [(14, "TCV104", "safe")]),
+        (_TRAINER.format(name="_visualize"), []),
+        (_TRAINER.format(name="visualize") + "\nTrainer().train()\n", []),
+        # Of unknown kind, an item named as data (an input, a target, ground truth) has no evidence of grad;
+        # the model's outputs next to it keep theirs.
+        (
+            "import torch\ndef log(batch, outputs):\n    mel_input = batch['mel_input']\n"
+            "    gt = mel_input[0].data.cpu().numpy()\n    pitch = outputs['pitch_target'][0].data.cpu().numpy()\n"
+            "    pred = outputs['model_outputs'][0].data.cpu().numpy()\n    return gt, pitch, pred\n",
+            [(6, "TCV104", "unsafe")],
+        ),
+        # Only a Python value leaves the array (issue 10, class 7, as `.data.item()`).
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nv = h.data.cpu().numpy().tolist()\nu = float(h.data.numpy()[0])\n", []),
+        # A torchvision dataset's `data` is stored data, whatever the dataset is called.
+        ("import torch\nfrom torchvision import datasets\ntrain_ds = datasets.MNIST('data', train=True)\nx = train_ds.data.numpy()\n", []),
+        # A module that registers only a buffer and holds a parameter-free layer computes nothing that requires grad.
+        (
+            "import torch\nfrom torch import nn\nclass Encoding(nn.Module):\n    def __init__(self, p):\n"
+            "        super().__init__()\n        self.dropout = nn.Dropout(p)\n        self.register_buffer('pe', torch.zeros(1, 5, 4))\n"
+            "    def forward(self, x):\n        return self.dropout(x + self.pe)\n"
+            "y = Encoding(0).forward(torch.zeros(1, 5, 4))\nprint(y[0].data.numpy())\n",
+            [],
+        ),
+        # Running statistics read through a layer of unknown kind, and a comparison's result, never require grad.
+        ("import torch\ndef save(bn, out):\n    return bn.running_var.data.cpu().numpy(), out.ge(0.5).cpu().data.numpy()\n", []),
+    ],
+)
+def test_data_instead_of_detach_follows_the_alias_and_needs_something_to_hide(code, expected):
+    assert findings(code) == expected

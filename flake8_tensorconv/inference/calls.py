@@ -104,6 +104,8 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id in ("next", "iter") and args and args[0].kind in (Kind.ITERABLE, Kind.SEQUENCE):
+            return element_of(args[0]) if func.id == "next" else args[0]  # `next(model.parameters())`
         if isinstance(func, ast.Name) and func.id == "range":
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=NUMBER)
         if isinstance(func, ast.Name) and func.id == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
@@ -135,6 +137,8 @@ class CallsMixin:
         return self._call_method(receiver, func.attr, node, args, keywords)
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        if qualname.startswith(K.DATASET_MODULES):
+            return OTHER  # a dataset object: its `data` and `targets` are stored data
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
@@ -369,8 +373,16 @@ class CallsMixin:
             keep_vars = kwarg(node, "keep_vars")
             grad = Grad.NO if keep_vars is None or literal_bool(keep_vars) is False else Grad.UNKNOWN
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
+        if name in ("parameters", "named_parameters") and not node.args and not node.keywords:
+            # Only an nn.Module has these: its parameters require grad (where it lives is not known).
+            parameter = Value(kind=Kind.TENSOR, grad=Grad.YES, facts=frozenset({Fact.PARAMETER, Fact.LEAF}), grad_origin=origin(node))
+            if name == "named_parameters":
+                parameter = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(Value(kind=Kind.STRING, grad=Grad.NO), parameter))
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
+        if name in K.BOOL_RESULT_METHODS:
+            return Value(grad=Grad.NO, dtype="bool")  # `outputs.ge(0.5)`: a comparison never requires grad
         if name in K.SHAPE_METHODS and receiver.grad is not Grad.UNKNOWN:
             # What is known of grad (none, or a caller's risk) holds for the reshaped value too.
             return Value(grad=receiver.grad, device=receiver.device, dtype=receiver.dtype,

@@ -132,6 +132,13 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if name == "grad" and receiver.kind is Kind.UNKNOWN:
+            return Value(grad=Grad.NO)  # a gradient (`layer.grad`), whatever holds it, does not require grad
+        if name in K.NORM_BUFFER_ATTRIBUTES and receiver.kind in (Kind.UNKNOWN, Kind.MODULE):
+            # A normalisation layer's running statistics: buffers, which never require grad.
+            if receiver.kind is Kind.MODULE:
+                return tensor(Grad.NO, receiver.device, device_origin=receiver.device_origin)
+            return Value(grad=Grad.NO)
         if receiver.kind is Kind.MODULE and Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
             # `model.encoder`, `self.model.decoder`: a submodule named as a network holds parameters too.
             return model_parameter().with_(device=receiver.device, device_origin=receiver.device_origin)

@@ -153,6 +153,8 @@ class FileFacts:
         self.class_attributes: Mapping[str, dict[str, Value]] = {}
         # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
         self.class_members: Mapping[str, set[str]] = {}
+        # class name -> whether the file names it anywhere but its own definition (builds, subclasses, passes it).
+        self.classes_used_in_file: dict[str, bool] = {}
 
     @property
     def filled_on_self(self) -> frozenset[str]:

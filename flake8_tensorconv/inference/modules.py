@@ -146,7 +146,7 @@ def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
         return False
     for statement in cls.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if not _stores_only_settings(statement):
+            if not _stores_only_settings(statement, facts):
                 return False
         elif not (isinstance(statement, (ast.Pass, ast.Expr)) and (isinstance(statement, ast.Pass) or _setting(statement.value, {}))):
             if not (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None and _setting(statement.value, {})):
@@ -154,7 +154,7 @@ def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
     return True
 
 
-def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts: FileFacts) -> bool:
     args = method.args
     positional = [*args.posonlyargs, *args.args]
     literal_defaults = {
@@ -180,9 +180,14 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef) -> boo
             for part in ast.walk(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     value = getattr(node, "value", None)
-                    if value is None or not _setting(value, literal_defaults):
+                    if value is None or not (_setting(value, literal_defaults) or _parameter_free_layer(value, facts)):
                         return False
     return True
+
+
+def _parameter_free_layer(node: ast.expr, facts: FileFacts) -> bool:
+    """``nn.Dropout(p)``, ``nn.ReLU()``: a layer without parameters of its own, stored on ``self``."""
+    return isinstance(node, ast.Call) and facts.qualname(node.func) in K.PARAMETER_FREE_MODULES
 
 
 def _setting(node: ast.expr, literal_parameters: set[str]) -> bool:

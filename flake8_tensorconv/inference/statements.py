@@ -7,6 +7,7 @@ import ast
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.expressions import concatenated
+from flake8_tensorconv.inference.summaries import callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -51,8 +52,8 @@ class StatementsMixin:
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         bound_first = class_name is not None and not is_staticmethod(node)
         callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
-        if callers is not None and not callers.grad_enabled:
-            grad_enabled = False  # every same-file call runs under no_grad / inference_mode
+        if callers is not None and not callers.grad_enabled and not callable_from_other_modules(self.facts, node, class_name):
+            grad_enabled = False  # every call runs under no_grad / inference_mode
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:
@@ -177,6 +178,12 @@ class StatementsMixin:
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and call.args and literal_bool(call.args[0]) is False:
+            # `model.m.requires_grad_(False)`: from here on the tensor (or the module's parameters) no longer require grad.
+            key = func.value.id if isinstance(func.value, ast.Name) else attribute_key(func.value)
+            if key is not None:
+                self.state.env[key] = self.value_of(call)
+            return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
         name = func.value.id

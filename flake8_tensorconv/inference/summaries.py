@@ -202,6 +202,20 @@ def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def callable_from_other_modules(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
+    """A public method of a class the file never names outside its definition: the class is built in other
+    modules, which may call the method there, so its same-file calls are not all its calls."""
+    if class_name is None or function.name.startswith("_"):
+        return False
+    used = facts.classes_used_in_file.get(class_name)
+    if used is None:
+        used = facts.text is None or len(_word_offsets(facts.text, class_name)) > 1 and any(
+            isinstance(node, ast.Name) and node.id == class_name for node in ast.walk(facts.tree)
+        )
+        facts.classes_used_in_file[class_name] = used
+    return not used
+
+
 def _word_offsets(text: str, word: str) -> list[int]:
     """Where ``word`` occurs as a whole identifier (a str.find loop: no pattern to compile per name)."""
     offsets = []
