@@ -65,6 +65,26 @@ _WHOLE_ARRAY_REDUCTIONS = {
     "linalg.norm": 2,
 }
 
+# Element-wise functions (ufuncs): a NumPy scalar of numbers (``np.sqrt(5)``), an array of arrays.
+_ELEMENTWISE = frozenset(
+    "sqrt cbrt square exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh "
+    "arcsinh arccosh arctanh deg2rad rad2deg degrees radians abs absolute fabs floor ceil rint trunc sign power "
+    "float_power maximum minimum fmax fmin hypot mod fmod remainder round around clip isnan isinf isfinite".split()
+)
+
+# Random draws that give one number, not an array, without a size: name -> where `size` is passed positionally
+# (None: they take sizes as separate arguments, `np.random.rand(2, 3)`).
+_RANDOM_DRAWS: dict[str, int | None] = {
+    **dict.fromkeys(("random.rand", "random.randn"), None),
+    **dict.fromkeys(("random.random", "random.random_sample", "random.ranf", "random.sample", "random.standard_normal"), 0),
+    **dict.fromkeys(("random.exponential", "random.poisson", "random.choice", "random.standard_gamma", "random.chisquare"), 1),
+    **dict.fromkeys(
+        ("random.uniform", "random.normal", "random.randint", "random.beta", "random.gamma", "random.binomial",
+         "random.lognormal", "random.laplace", "random.logistic", "random.gumbel"),
+        2,
+    ),
+}
+
 # NumPy functions whose result is int64 (the default integer) when no dtype is given.
 _INT64_PRODUCERS = frozenset(
     "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
@@ -144,8 +164,14 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         return first.with_(facts=first.facts - {ZERO_D} - ({NEGATIVE_STRIDE} if name in _MAY_COPY else set()))
     if dtype_node is not None and dtype is None:
         return ndarray(None, facts=facts)  # a dtype we cannot read: do not guess the default
-    if name == "full" and dtype is None and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-        return ndarray(literal_dtype(node.args[1]))  # np.full(3, 7) is int64, np.full(3, "x") str_
+    if name == "full" and dtype is None:
+        # The fill value decides: np.full(3, 7) is int64, np.full(3, "x") str_; a fill of unknown type
+        # (`np.full(shape, pad_id)`) leaves the dtype unknown, not float64.
+        fill, fill_value = (node.args[1], args[1]) if len(node.args) > 1 else (_keyword(node, "fill_value"), keywords.get("fill_value"))
+        if fill is None:
+            return ndarray(None)
+        known = fill_value.dtype if fill_value is not None and fill_value.kind in (Kind.NUMBER, Kind.NDARRAY) else None
+        return ndarray(literal_dtype(fill) or known)
     if dtype is None and name in _FLOAT64_PRODUCERS:
         dtype = "float64"
     if dtype is None and name in _INT64_PRODUCERS:
@@ -156,6 +182,12 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype = first.dtype
     if dtype is None and name in ("sort", "concatenate", "stack", "vstack", "hstack", "clip", "abs") and first is not None:
         dtype = first.dtype if first.kind is Kind.NDARRAY else (first.element.dtype if first.element else None)
+    if name in _RANDOM_DRAWS and _draws_one(node, _RANDOM_DRAWS[name]):
+        return Value(kind=Kind.NUMBER, facts=frozenset({Fact.NUMPY_SCALAR}))  # np.random.uniform(0, 1): one number
+    if name in _ELEMENTWISE and args and not any(arg.kind in (Kind.NDARRAY, Kind.SEQUENCE, Kind.TENSOR) for arg in args):
+        if all(arg.kind is Kind.NUMBER for arg in args):
+            return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
+        return ndarray(dtype, facts=facts | {MAYBE_SCALAR})  # of a value of unknown kind: a scalar of a number
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
         return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))
@@ -164,6 +196,13 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
             return ndarray(dtype, facts=facts)  # np.max(t) of a tensor: not followed
         return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
     return ndarray(dtype, facts=facts)
+
+
+def _draws_one(node: ast.Call, size_position: int | None) -> bool:
+    """No size given (``np.random.rand()``, ``np.random.normal(0, 1)``): one number is drawn."""
+    if any(isinstance(argument, ast.Starred) for argument in node.args) or any(k.arg in (None, "size") for k in node.keywords):
+        return False
+    return not node.args if size_position is None else len(node.args) <= size_position
 
 
 def _reduces_everything(node: ast.Call, axis_position: int) -> bool:
@@ -280,8 +319,11 @@ def numpy_only_index(index: ast.expr) -> bool:
     return isinstance(index, ast.Constant) and index.value is Ellipsis
 
 
-def subscript(container: Value, index: ast.expr) -> Value:
-    """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view."""
+def subscript(container: Value, index: ast.expr, index_value: Value | None = None) -> Value:
+    """Indexing or slicing an array keeps its dtype; a negative step gives a negative-stride view.
+
+    ``index_value`` is what the index holds: a list or an array of indices keeps an axis (``np.eye(n)[ids]``).
+    """
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         # A field of a structured array (``points["x"]``): a view with the field's dtype.
         return container.with_(dtype=None, facts=container.facts & {READONLY, MASKED}, shares_with=container.shares_with)
@@ -293,7 +335,7 @@ def subscript(container: Value, index: ast.expr) -> Value:
             facts.discard(NEGATIVE_STRIDE)  # a second reversal may restore the axis (``a[::-1][::-1]``)
         else:
             facts.add(NEGATIVE_STRIDE)
-    if _may_select_a_scalar(index):
+    if _may_select_a_scalar(index) and not _indexes_many(index, index_value):
         facts.add(MAYBE_SCALAR)
     return container.with_(facts=frozenset(facts), shares_with=container.shares_with)
 
@@ -304,6 +346,17 @@ def _may_select_a_scalar(index: ast.expr) -> bool:
     keeps_an_axis = (ast.Slice, ast.List, ast.ListComp, ast.Compare)
     return not any(
         isinstance(p, keeps_an_axis) or (isinstance(p, ast.Constant) and (p.value is Ellipsis or p.value is None)) for p in parts
+    )
+
+
+def _indexes_many(index: ast.expr, index_value: Value | None) -> bool:
+    """An index (or a part of a tuple index, ``a[i, j]``) that holds a list or an array, not one that may be a
+    scalar: fancy indexing, which keeps an axis (``np.eye(n)[ids]``)."""
+    if index_value is None:
+        return False
+    parts = (index_value.elements or ()) if isinstance(index, ast.Tuple) else (index_value,)
+    return any(
+        part.kind is Kind.SEQUENCE or (part.kind is Kind.NDARRAY and not part.facts & {MAYBE_SCALAR, ZERO_D}) for part in parts
     )
 
 

@@ -42,6 +42,14 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# torch functions whose result is a Python number (a layer's fan, an init gain, a count), or a tuple of them.
+TORCH_NUMBER_RESULTS: dict[str, int] = {
+    "torch.nn.init._calculate_correct_fan": 1,
+    "torch.nn.init.calculate_gain": 1,
+    "torch.nn.init._calculate_fan_in_and_fan_out": 2,
+    "torch.cuda.device_count": 1,
+    "torch.cuda.current_device": 1,
+}
 # Functions of other libraries that return NumPy arrays: qualname -> the array's dtype (None: it depends on
 # the input), or a tuple of them for a function that returns several arrays.
 ARRAY_RESULTS: dict[str, str | None | tuple[str | None, ...]] = {
@@ -81,6 +89,16 @@ INTEGER_METHODS = {
 # Methods with an integer result on tensors and on arrays alike: evidence enough even when
 # the receiver's kind is unknown.
 INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero".split())
+# Comparisons and tests spelled as methods (tensors, pandas objects): a bool result, which never requires
+# grad, whatever the receiver is.
+BOOL_RESULT_METHODS = frozenset(
+    "eq ne lt le gt ge isnan isinf isfinite logical_and logical_or logical_not logical_xor".split()
+)
+# Buffers that torch's normalisation layers register (BatchNorm, InstanceNorm): running statistics,
+# never requiring grad, read as attributes of a layer (`bn.running_var`).
+NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+# Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
+DATASET_MODULES = ("torchvision.datasets.",)
 # Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what
 # holds no grad gives none, whatever the receiver is.
 SHAPE_METHODS = frozenset("squeeze reshape view transpose flatten ravel swapaxes expand repeat copy".split())
@@ -155,6 +173,13 @@ MODEL_PARAMETER_NAMES = frozenset(
     "teacher student qnet q_net value_net policy_net target_net module layer".split()
 )
 MODEL_PARAMETER_SUFFIXES = ("_model", "_net", "_network", "_encoder", "_decoder", "_policy", "_actor", "_critic")
+# Calls that take a model's parameters to train them (torch.optim and common optimizers, gradient clipping).
+OPTIMIZER_NAMES = frozenset(
+    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop NAdam RAdam LBFGS Rprop ASGD SparseAdam Lion Adafactor "
+    "clip_grad_norm_ clip_grad_value_".split()
+)
+# `X.from_pretrained(...)` of a class named like a model that is none (its result is no module with parameters).
+NOT_A_PRETRAINED_MODEL = r"Tokeni[sz]er|Processor|Config|FeatureExtractor|Scheduler|Pipeline"
 # Data: a loader's batch, images, labels, indices. They do not require grad.
 DATA_PARAMETER_NAMES = frozenset(
     "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "

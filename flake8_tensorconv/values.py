@@ -71,6 +71,8 @@ class Fact(str, enum.Enum):
     FOREIGN = "foreign"  # a value of another array or data library (TensorFlow, JAX, PIL, pandas...)
     DISTRIBUTION = "distribution"  # a torch.distributions object
     ACCELERATOR_CHECK = "accelerator-check"  # torch.cuda.is_available(): false only where nothing can be on a GPU
+    ENVIRONMENT = "environment"  # a gym / gymnasium environment whose observations are NumPy arrays (environments.py)
+    ENV_RESULT = "environment-result"  # what such an environment's reset() / step() returns: the observation first
     # refinement only: a guard says the value is not a torch tensor
     NOT_TENSOR = "not-tensor"
 
@@ -117,6 +119,9 @@ class Value(NamedTuple):
     device_origin: Origin | None = None
     # The class of an instance: a module's (``torch.nn.Linear``, qualified) or a class of the file (``Net``).
     instance_of: str | None = None
+    # Where a NumPy array (an item of a list of them, an environment's observation) was made: the step a
+    # TCV2xx message names as its evidence.
+    array_origin: Origin | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -227,12 +232,14 @@ def join(a: Value, b: Value) -> Value:
         instance_of=a.instance_of if a.instance_of == b.instance_of else None,
         grad_origin=grad_origin_of((a, b)),
         device_origin=device_origin_of((a, b)),
+        array_origin=a.array_origin if a.array_origin is not None else b.array_origin,
     )
 
 
 def same(a: Value, b: Value) -> bool:
     """Equal but for where their risks come from."""
-    return a == b or a._replace(grad_origin=None, device_origin=None) == b._replace(grad_origin=None, device_origin=None)
+    unsourced = {"grad_origin": None, "device_origin": None, "array_origin": None}
+    return a == b or a._replace(**unsourced) == b._replace(**unsourced)
 
 
 def grad_origin_of(values: Iterable[Value]) -> Origin | None:

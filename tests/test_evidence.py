@@ -66,7 +66,8 @@ def test_indices_and_integer_results_keep_the_evidence_of_their_source():
     assert all(f.message.endswith("comes from `torch.ones(3).to(device)` on line 4, which may be a GPU)") for f in findings)
 
 
-def test_a_parameter_with_evidence_names_its_callers():
+def test_a_parameter_named_as_a_models_output_says_so():
+    """With no caller in the file, the name is the evidence, and the message says that, not "the callers"."""
     (finding,) = _lint(
         """
         import torch
@@ -75,8 +76,29 @@ def test_a_parameter_with_evidence_names_its_callers():
             return logits.cpu().numpy()
         """
     )
-    assert finding.message.endswith("(`logits` comes from the callers of `report()` on line 3, outside `no_grad`)")
+    assert finding.message.endswith("(`logits` is a parameter of `report()` named as a model's output on line 3, so it may require grad)")
     assert finding.related[0].start == Position(3, 11)
+
+
+def test_callers_in_sight_decide_over_a_parameters_name():
+    """Every caller is in the file: what they pass decides; a name does not outweigh them."""
+    findings = _lint(
+        """
+        import torch
+
+        def report(logits):
+            return logits.cpu().numpy()
+
+        def score(preds):
+            return preds.cpu().numpy()
+
+        report(gather(outputs))
+        model = torch.nn.Linear(3, 2)
+        score(model(torch.ones(1, 3)))
+        """
+    )
+    assert [(f.code, f.start.line) for f in findings] == [("TCV101", 7)]
+    assert findings[0].message.endswith("(`preds` comes from `model(torch.ones(1, 3))` on line 11, outside `no_grad`)")
 
 
 def test_numpy_function_on_a_module_output_names_it():

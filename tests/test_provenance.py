@@ -365,12 +365,11 @@ CASES = {
         def show(attention):
             return attention.squeeze(0).cpu().detach().numpy()
 
-        def show_any(attention):
-            return attention.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+        def show_any(scores):
+            return scores.squeeze(0).cpu().detach().numpy()  # expect: TCV103
 
         _, weights = translate(net, data)
         show(weights)
-        show_any(unknown)
     """,
     "attribute_stored_in_the_function": """
         import torch
@@ -529,6 +528,309 @@ CASES = {
         v.data.mul_(2)
         out = (w * v).sigmoid()
         out.data.zero_()  # expect: TCV104
+    """,
+    # Round 4 (r4-grad): TCV103 needs a grad source, as TCV101 does; these are sources found in the file.
+    "a_model_the_file_trains_is_a_grad_source_whatever_its_class": """
+        import torch
+        from models import Actor, Critic
+
+        class Agent:
+            def __init__(self, device):
+                self.actor = Actor().to(device)
+                self.critic = Critic().to(device)
+                self.optimizer = torch.optim.Adam(self.actor.parameters(), lr=1e-3)
+
+            def act(self, state):
+                action = self.actor.forward(state)
+                return action.squeeze(0).cpu().detach().numpy()  # expect: TCV103
+
+            def value(self, state):
+                return self.critic(state).cpu().detach()  # nothing shows the critic is trained here
+
+            def act_quietly(self, state):
+                with torch.no_grad():
+                    action = self.actor(state)
+                return action.cpu().detach()
+    """,
+    "a_frozen_model_is_no_grad_source": """
+        import torch
+        from models import Encoder
+
+        encoder = Encoder()
+        optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+        encoder.freeze()
+        features = encoder(torch.ones(2, 3))
+        host = features.cuda().detach()
+        layer = torch.nn.Linear(3, 2)
+        layer.requires_grad_(False)
+        out = layer(torch.ones(2, 3)).cuda().detach()
+    """,
+    "a_value_backpropagated_through_requires_grad": """
+        import torch
+
+        def step(criterion, batch, optimizer):
+            loss = criterion(batch)
+            loss.backward()
+            optimizer.step()
+            return loss.cuda().detach()  # expect: TCV103
+
+        def explain(cam, image, ids):
+            regions = cam.forward(image)
+            regions.backward(ids=ids)  # a Grad-CAM's own backward
+            return regions.cuda().detach()
+    """,
+    "a_pretrained_model_is_a_grad_source_its_tokenizer_is_not": """
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        model = AutoModel.from_pretrained("bert-base-uncased").to("cuda")
+        inputs = tokenizer(["a text"], return_tensors="pt")
+        ids = inputs["input_ids"].cuda().detach()
+        outputs = model(**inputs)
+        hidden = outputs.last_hidden_state.cpu().detach()  # expect: TCV103
+        with torch.no_grad():
+            quiet = model(**inputs).last_hidden_state.cpu().detach()
+    """,
+    "a_static_methods_only_caller_passes_arrays_over_its_tensor_annotation": """
+        import numpy as np
+        import torch
+
+        class Visualization:
+            @staticmethod
+            def overlay(pred_mask: torch.Tensor, target_mask: torch.Tensor):
+                both = np.logical_and(pred_mask > 0.5, target_mask)
+                return np.logical_not(both)
+
+            def draw(self, logits, targets):
+                for i in range(logits.shape[0]):
+                    preds = logits[i].detach().cpu().numpy()
+                    Visualization.overlay(preds, targets[i].cpu().numpy())
+    """,
+    "a_layers_fan_is_a_number": """
+        import numpy as np
+        import torch
+
+        def init_lecun_uniform(tensor, scale=1.0):
+            fan_in = torch.nn.init._calculate_correct_fan(tensor, "fan_in")
+            fan_in_2, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(tensor)
+            return scale * np.sqrt(3.0 / fan_in) + np.sqrt(fan_out)
+    """,
+    "a_model_pickled_in_a_checkpoint_and_a_models_named_submodule": """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        generator = torch.load("checkpoint.pth")["generator"].to(device)
+        weights = torch.load("checkpoint.pth")["state_dict"]
+        image = generator(torch.ones(1, 3, device=device))
+        shown = image.squeeze(0).cpu().detach()  # expect: TCV103
+        autoencoder = torch.nn.Module()
+        autoencoder.encoder = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(autoencoder.parameters())
+        codes = autoencoder.encoder(torch.ones(1, 4)).to(device).detach()  # expect: TCV103
+        kept = weights["layer.weight"].cuda().detach()
+    """,
+    "a_forward_hook_receives_the_layers_output": """
+        import torch
+
+        class Features:
+            def __init__(self, layer):
+                self.saved = []
+                layer.register_forward_hook(self.keep)
+
+            def keep(self, module, inputs, feats):
+                self.saved.append(feats.cpu().detach())  # expect: TCV103
+
+            def other(self, module, inputs, feats):
+                return feats.cpu().detach()
+    """,
+    "no_evidence_of_grad_no_finding": """
+        import torch
+
+        def to_numpy(t):
+            return t.cpu().detach().numpy()
+
+        def log_metrics(labels, preds_ids):
+            return labels.cpu().detach(), preds_ids.argmax(1).cpu().detach()
+
+        weights = torch.ones(3, requires_grad=True)
+        on_the_cpu = (weights * 2).cpu().detach()  # `.cpu()` of a CPU tensor is the tensor itself
+        elsewhere = (weights * 2).cuda().detach()  # expect: TCV103
+    """,
+    "observations_handed_to_a_method_of_the_files_class_stay_arrays": """
+        import gym
+        import torch
+        import torch.nn as nn
+
+        class ActorCritic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.data = []
+                self.fc = nn.Linear(4, 2)
+
+            def put_data(self, transition):
+                self.data.append(transition)
+
+            def make_batch(self):
+                s_lst, r_lst = [], []
+                for transition in self.data:
+                    s, a, r, s_prime, done = transition
+                    s_lst.append(s)
+                    r_lst.append([r / 100.0])
+                self.data = []
+                return torch.tensor(s_lst, dtype=torch.float), torch.tensor(r_lst)  # expect: TCV204
+
+        def main():
+            env = gym.make("CartPole-v1")
+            model = ActorCritic()
+            s = env.reset()
+            for step in range(10):
+                s_prime, r, done, info = env.step(0)
+                model.put_data((s, 0, r, s_prime, done))
+                s = s_prime
+    """,
+    "a_method_called_on_another_object_is_not_the_files": """
+        import gym
+        import torch
+
+        class Buffer:
+            def __init__(self):
+                self.items = []
+
+            def put(self, item):
+                self.items.append(item)
+
+            def batch(self):
+                return torch.tensor([item for item in self.items])
+
+        def fill(queue, env):
+            obs, info = env.reset()
+            queue.put(obs)  # `queue` may be any object with a `put`
+
+        buffer = Buffer()
+        buffer.put([1.0, 2.0])
+        fill(buffer, gym.make("CartPole-v1"))
+    """,
+    "an_agent_hands_observations_to_its_buffer_which_another_method_samples": """
+        import random
+        from collections import deque
+
+        import gym
+        import numpy as np
+        import torch
+
+        class ReplayBuffer:
+            def __init__(self, capacity):
+                self.buffer = deque(maxlen=capacity)
+
+            def add(self, state, action, reward, next_state, done):
+                self.buffer.append((state, action, reward, next_state, done))
+
+            def sample(self, size):
+                states, actions, rewards, next_states, dones = zip(*random.sample(self.buffer, size))
+                return states, actions, next_states
+
+        class Agent:
+            def __init__(self):
+                self.memory = ReplayBuffer(1000)
+                self.optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+
+            def remember(self, state, action, reward, next_state, done):
+                self.memory.add(state, action, reward, next_state, done)
+
+            def learn(self):
+                states, actions, next_states = self.memory.sample(32)
+                self.optimizer.step()
+                return torch.FloatTensor(states), torch.LongTensor(actions)  # expect: TCV204
+
+        def main():
+            agent = Agent()
+            state = env.reset()
+            steps = np.add(0, 100)  # NumPy's `add`, not the buffer's
+            for _ in range(steps):
+                next_state, reward, done, _ = env.step(0)
+                agent.remember(state, 0, reward, next_state, done)
+                state = next_state
+            agent.learn()
+
+        env = gym.make("MountainCar-v0")
+    """,
+    "an_environment_named_by_a_constant_and_handed_to_a_function": """
+        import gym
+        import torch
+
+        ENV_NAME = "Acrobot-v1"
+
+        def run_episode(env):
+            states = []
+            state = env.reset()
+            done = False
+            while not done:
+                states.append(state)
+                state, reward, done, _ = env.step(0)
+            return torch.tensor(states)  # expect: TCV204
+
+        def first_observation(name):
+            env = gym.make(name)  # any id a caller names: FrozenLake observes integers
+            return torch.tensor([env.reset()])
+
+        def main():
+            env = gym.make(ENV_NAME)
+            run_episode(env)
+            first_observation("FrozenLake-v1")
+    """,
+    "lists_joined_with_plus": """
+        import numpy as np
+        import torch
+
+        states, sizes = [], []
+        for step in range(3):
+            states += [np.zeros(3)]
+            sizes = sizes + [step]
+        batch = torch.tensor(states)  # expect: TCV204
+        counts = torch.tensor(sizes)
+        pair = torch.tensor([np.ones(2)] + [np.zeros(2)])  # expect: TCV204
+        mixed = torch.tensor([1.0] + [np.zeros(1)] * 0)
+    """,
+    "records_of_observations_and_numpy_scalars": """
+        from dataclasses import dataclass
+        from typing import NamedTuple
+
+        import gym
+        import gymnasium
+        import numpy as np
+        import torch
+
+        class Step(NamedTuple):
+            obs: np.ndarray
+            reward: float
+
+        @dataclass
+        class Sample:
+            image: np.ndarray
+            label: int
+
+        env = gymnasium.wrappers.TimeLimit(gymnasium.make("LunarLander-v3"), 100)
+        obs, info = env.unwrapped.reset(seed=0)
+        steps, samples = [], []
+        for index in range(3):
+            obs, reward, terminated, truncated, info = env.step(0)
+            steps.append(Step(obs, reward))
+            samples.append(Sample(np.zeros((2, 2)), index))
+        observations = torch.tensor([step.obs for step in steps])  # expect: TCV204
+        rewards = torch.tensor([step.reward for step in steps])
+        images = torch.tensor([sample.image for sample in samples])  # expect: TCV204
+        labels = torch.tensor([sample.label for sample in samples])
+        ratios = torch.tensor([np.sqrt(k) * 2 for k in range(3)])
+        lake = gymnasium.make("FrozenLake-v1")
+        cell, info = lake.reset()
+        cells = torch.tensor([cell])
+        one_hot = torch.tensor([np.eye(4)[[cell]]])  # expect: TCV204
+        pair = gymnasium.make("CartPole-v1").reset()  # gymnasium: always (observation, info)
+        both = torch.tensor([pair])
+        old_api = gym.make("Pendulum-v1")
+        first, reward, done, info = old_api.step([0.0]) if index else old_api.reset()
+        mixed = torch.tensor([first])
     """,
 }
 

@@ -193,6 +193,12 @@ def test_tensor_from_list_of_arrays_without_a_numpy_name_has_no_fix():
         ("def f(t: torch.Tensor):\n    t = t.float()\n    return torch.tensor(t)\n", [(4, "TCV205", "safe")]),
         ("t = torch.ones(2)\nc = torch.tensor(t)\n", [(3, "TCV205", "safe")]),
         ("def f(values):\n    return torch.tensor(values)\n", []),  # a list as often as a tensor
+        # An instance of another library's class (`NonTensorData`): its `.data` is that class's, whatever the annotation.
+        (
+            "from tensordict import NonTensorData\ndef f(t: torch.Tensor):\n    if isinstance(t, NonTensorData):\n"
+            "        return torch.tensor(t.data)\n    return t\n",
+            [],
+        ),
         ("t = torch.ones(2)\nc = torch.tensor(t, pin_memory=False)\n", [(3, "TCV205", None)]),  # no `.to()` spelling for it
         ("t = torch.ones(2)\nc = torch.tensor(t, **options)\n", [(3, "TCV205", None)]),
     ],
@@ -359,7 +365,7 @@ def test_numpy_fixes_of_tcv101_and_tcv102_do_not_overlap(line, both, grad_alone)
     [
         ("def f(logits: torch.Tensor):\n    return logits.numpy()\n", "TCV101"),
         ("def f(w: torch.Tensor):\n    return w.data.numpy()\n", "TCV104"),
-        ("def f(t: torch.Tensor):\n    return t.cpu().detach()\n", "TCV103"),
+        ("def f(logits: torch.Tensor):\n    return logits.cuda().detach()\n", "TCV103"),
         ("def f(t: torch.Tensor):\n    return np.sum(t)\n", "TCV109"),
         ("def f(logits: torch.Tensor):\n    return np.asarray(logits)\n", "TCV105"),
     ],
@@ -415,6 +421,16 @@ def test_cpu_before_detach_needs_a_tensor(code):
         ("def f(init, shape):\n    return init(torch.Tensor(*shape))\n", False),
         ("w = torch.nn.init.kaiming_uniform_(torch.nn.Parameter(torch.Tensor(3, 2)))\n", False),
         ("x = torch.Tensor(2, 3)\nbuffers = []\nbuffers.append(x)\n", False),  # not followed: silent
+        # Handed to a function of another module of the project: kept or ignored out of sight (a placeholder).
+        (
+            "from .solver import wrap, Solver\nfn = wrap(model, condition=torch.Tensor(1))\nout = Solver(fn).sample(x)\n"
+            "print(out + 1)\n",
+            False,
+        ),
+        ("import numpy as np\nx = torch.Tensor(3)\ny = np.exp(x)\nprint(y)\n", True),  # NumPy computes with it
+        # A size named as a count is a size.
+        ("def f(out_features):\n    b = torch.Tensor(2 * out_features)\n    return b + 1\n", True),
+        ("def f(values):\n    b = torch.Tensor(2 * values)\n    return b + 1\n", False),
         # `torch.zeros(...)` given the attribute makes a new tensor; it initialises nothing.
         (
             "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -483,3 +499,110 @@ def test_data_instead_of_detach_names_where_the_grad_comes_from():
     assert finding.code == "TCV104"
     assert "comes from `torch.ones(2, requires_grad=True)` on line 2" in finding.message
     assert [related.start.line for related in finding.related] == [2]
+
+
+@pytest.mark.parametrize(
+    ("code", "clause", "related_line"),
+    [
+        (
+            "import gym\nimport torch\nenv = gym.make('Pendulum-v1')\ns_lst = []\ns = env.reset()\nfor _ in range(3):\n"
+            "    s_lst.append(s)\n    s, r, done, info = env.step([0.0])\nbatch = torch.tensor(s_lst)\n",
+            " (`s_lst` holds arrays from `env.reset()` on line 5) ",
+            5,
+        ),
+        (
+            "import gym\nimport torch\nenv = gym.make('CartPole-v1')\nobs, info = env.reset()\nx = torch.FloatTensor([obs])\n",
+            " (`obs` is an array from `env.reset()` on line 4) ",
+            4,
+        ),
+        # The call that made the arrays is written in the list: nothing to add.
+        ("import numpy as np\nimport torch\nx = torch.tensor([np.load(p) for p in ['a', 'b']])\n", " arrays converts ", None),
+    ],
+)
+def test_list_of_arrays_names_the_step_that_made_the_arrays(code, clause, related_line):
+    (finding,) = [f for f in lint_source(Source(text=code), Settings()) if f.code == "TCV204"]
+    assert clause in finding.message
+    assert [related.start.line for related in finding.related] == ([related_line] if related_line else [])
+
+
+def test_list_of_tensors_names_where_the_graph_comes_from():
+    code = (
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(2):\n"
+        "    losses.append(model(torch.ones(3)).sum())\nt = torch.tensor(losses)\n"
+    )
+    (finding,) = lint_source(Source(text=code), Settings(extend_select=("TCV212",)))
+    assert " (`losses` holds tensors that require grad: `model(torch.ones(3))` on line 5) " in finding.message
+    assert [related.start.line for related in finding.related] == [5]
+
+
+_TRAINER = """\
+import torch
+from torch import nn
+
+class Trainer:
+    def __init__(self):
+        self.G = nn.Linear(2, 2)
+
+    def train(self):
+        with torch.no_grad():
+            self.{name}(1)
+
+    def {name}(self, epoch):
+        samples = self.G(torch.ones(1, 2))
+        return samples.data.numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # The alias that `.data` gives reaches NumPy later, through a helper, or through a plot.
+        ("import torch\nfrom models import Net\nmodel = Net()\nw = next(model.parameters()).data\nprint(w.numpy())\n", [(4, "TCV104", "safe")]),
+        ("import torch\nfrom util import to_cpu\ndef save(conv, fp):\n    to_cpu(conv.weight.data).numpy().tofile(fp)\n", [(4, "TCV104", "unsafe")]),
+        (
+            "import torch\nimport matplotlib.pyplot as plt\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\nplt.imshow(out.data)\n",
+            [(5, "TCV104", "safe")],
+        ),
+        # A helper of the file that converts its parameter (not a copy of it) to NumPy.
+        (
+            "import torch\ndef to_image(t):\n    image = t[0].cpu().float()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [(7, "TCV104", "safe")],
+        ),
+        (
+            "import torch\ndef to_image(t):\n    image = t.clone().cpu()\n    return image.numpy()\n"
+            "model = torch.nn.Linear(2, 2)\nout = model(torch.ones(1, 2))\npicture = to_image(out.data)\n",
+            [],
+        ),
+        # An item of a value of unknown kind is judged by what is indexed (`out`, not `out[0]`).
+        ("import torch\nfrom models import Net\nout = Net()(torch.ones(1, 3))\nimage = out[0].data.cpu()\nprint(image)\n", [(4, "TCV104", "unsafe")]),
+        # A public method of a class built in other modules: its same-file caller's no_grad is not all its callers'.
+        (_TRAINER.format(name="visualize"), [(14, "TCV104", "safe")]),
+        (_TRAINER.format(name="_visualize"), []),
+        (_TRAINER.format(name="visualize") + "\nTrainer().train()\n", []),
+        # Of unknown kind, an item named as data (an input, a target, ground truth) has no evidence of grad;
+        # the model's outputs next to it keep theirs.
+        (
+            "import torch\ndef log(batch, outputs):\n    mel_input = batch['mel_input']\n"
+            "    gt = mel_input[0].data.cpu().numpy()\n    pitch = outputs['pitch_target'][0].data.cpu().numpy()\n"
+            "    pred = outputs['model_outputs'][0].data.cpu().numpy()\n    return gt, pitch, pred\n",
+            [(6, "TCV104", "unsafe")],
+        ),
+        # Only a Python value leaves the array (issue 10, class 7, as `.data.item()`).
+        ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nv = h.data.cpu().numpy().tolist()\nu = float(h.data.numpy()[0])\n", []),
+        # A torchvision dataset's `data` is stored data, whatever the dataset is called.
+        ("import torch\nfrom torchvision import datasets\ntrain_ds = datasets.MNIST('data', train=True)\nx = train_ds.data.numpy()\n", []),
+        # A module that registers only a buffer and holds a parameter-free layer computes nothing that requires grad.
+        (
+            "import torch\nfrom torch import nn\nclass Encoding(nn.Module):\n    def __init__(self, p):\n"
+            "        super().__init__()\n        self.dropout = nn.Dropout(p)\n        self.register_buffer('pe', torch.zeros(1, 5, 4))\n"
+            "    def forward(self, x):\n        return self.dropout(x + self.pe)\n"
+            "y = Encoding(0).forward(torch.zeros(1, 5, 4))\nprint(y[0].data.numpy())\n",
+            [],
+        ),
+        # Running statistics read through a layer of unknown kind, and a comparison's result, never require grad.
+        ("import torch\ndef save(bn, out):\n    return bn.running_var.data.cpu().numpy(), out.ge(0.5).cpu().data.numpy()\n", []),
+    ],
+)
+def test_data_instead_of_detach_follows_the_alias_and_needs_something_to_hide(code, expected):
+    assert findings(code) == expected

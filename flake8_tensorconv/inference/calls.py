@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.summaries import model_parameter
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -42,6 +44,13 @@ from flake8_tensorconv.values import (
 _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 
 
+def _pretrained_model_class(cls: ast.expr) -> bool:
+    """``AutoModel``, ``BertForMaskedLM``, ``UNet2DConditionModel``: a model class by the naming of the hubs' libraries
+    (a tokenizer, processor, config or scheduler is none)."""
+    name = cls.attr if isinstance(cls, ast.Attribute) else cls.id if isinstance(cls, ast.Name) else ""
+    return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
+
+
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
@@ -65,6 +74,8 @@ class CallsMixin:
             self.eval(func)
         args = [self.eval(arg) for arg in node.args]
         keywords = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and _pretrained_model_class(func.value):
+            return model_parameter()  # its parameters require grad; where it is moved later is not followed
         qualname = self.facts.qualname(func)
         if qualname is not None and not (
             isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.state.env
@@ -77,6 +88,8 @@ class CallsMixin:
             return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
+        if isinstance(func, ast.Name) and func.id in self.facts.record_fields and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
+            return self._record(self.facts.record_fields[func.id], node, args, keywords)
         if isinstance(func, ast.Name) and func.id in self.facts.helpers and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
             return self._helper_return(func.id, node)
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
@@ -91,8 +104,12 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id in ("next", "iter") and args and args[0].kind in (Kind.ITERABLE, Kind.SEQUENCE):
+            return element_of(args[0]) if func.id == "next" else args[0]  # `next(model.parameters())`
         if isinstance(func, ast.Name) and func.id == "range":
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=NUMBER)
+        if isinstance(func, ast.Name) and func.id == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            return _transposed(args[0])
         if isinstance(func, ast.Name) and func.id in ("zip", "enumerate"):
             items = [NUMBER] if func.id == "enumerate" else []
             items += [element_of(arg) for arg in args]
@@ -106,6 +123,8 @@ class CallsMixin:
             held = self.state.env.get(key) if key is not None else None
             if held is None:
                 held = self.facts.class_attributes.get(self.state.class_name, {}).get(func.attr)
+            if key is not None:
+                held = self._trained(key, held or UNKNOWN)  # `self.net(x)` where the class trains `self.net`'s parameters
             if held is not None and held.kind is Kind.MODULE:
                 return self._module_output(held, args, node)  # `self.net(x)`: the layer `__init__` built
             returned = self._method_return(self.state.class_name, func.attr)
@@ -118,6 +137,8 @@ class CallsMixin:
         return self._call_method(receiver, func.attr, node, args, keywords)
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        if qualname.startswith(K.DATASET_MODULES):
+            return OTHER  # a dataset object: its `data` and `targets` are stored data
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
@@ -160,8 +181,17 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.TORCH_NUMBER_RESULTS:
+            count = K.TORCH_NUMBER_RESULTS[qualname]
+            return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
         if qualname in K.ACCELERATOR_CHECKS:
             return Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ACCELERATOR_CHECK}))
+        if qualname in environments.MAKERS:
+            return environments.made(qualname, node, self._string_literal(environments.id_argument(node)))
+        if qualname.startswith(environments.WRAPPER_PACKAGES) and args:
+            return environments.wrapped(qualname, args[0])
+        if qualname == "collections.deque":
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=() if not args else None, element=element_of(args[0]) if args else None)
         if qualname in K.PICKS_FROM_SEQUENCE and args:
             item = element_of(args[0])
             return item if qualname in K.PICKS_ONE else Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item)
@@ -195,6 +225,35 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _string_literal(self, node: ast.expr | None) -> str | None:
+        """The string ``node`` spells, or that the name ``node`` is bound to once (in its function, else the module)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if not isinstance(node, ast.Name):
+            return None
+        for scope in dict.fromkeys((self.state.function or self.facts.tree, self.facts.tree)):
+            index = self.facts.scopes.of(scope)
+            if index.is_parameter(node.id):
+                return None
+            bindings = index.bindings.get(node.id)
+            if bindings:
+                value = bindings[0].value if len(bindings) == 1 else None
+                return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        return None
+
+    def _record(self, names: tuple[str, ...], node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
+        """``Transition(state, action, ...)`` of a namedtuple class of the file: a tuple whose fields are known."""
+        if len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            passed = list(args[0].elements or ())  # `Transition(*zip(*transitions))`
+        elif any(isinstance(argument, ast.Starred) for argument in node.args):
+            passed = []
+        else:
+            passed = list(args)
+        by_name = dict(zip(names, passed))
+        by_name.update((key, value) for key, value in keywords.items() if key in names)
+        items = tuple(by_name.get(name, UNKNOWN) for name in names)
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items, fields=tuple(zip(names, items)))
 
     def _legacy_constructor(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         source = args[0] if len(args) == 1 else NUMBER
@@ -298,6 +357,8 @@ class CallsMixin:
             return element_of(receiver) if name == "pop" else receiver
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
+        if Fact.ENVIRONMENT in receiver.facts:
+            return environments.method_result(receiver, name, node) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
@@ -312,10 +373,20 @@ class CallsMixin:
             keep_vars = kwarg(node, "keep_vars")
             grad = Grad.NO if keep_vars is None or literal_bool(keep_vars) is False else Grad.UNKNOWN
             return Value(kind=Kind.MAPPING, grad=Grad.NO, element=Value(grad=grad))
+        if name in ("parameters", "named_parameters") and not node.args and not node.keywords:
+            # Only an nn.Module has these: its parameters require grad (where it lives is not known).
+            parameter = Value(kind=Kind.TENSOR, grad=Grad.YES, facts=frozenset({Fact.PARAMETER, Fact.LEAF}), grad_origin=origin(node))
+            if name == "named_parameters":
+                parameter = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(Value(kind=Kind.STRING, grad=Grad.NO), parameter))
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
-        if name in K.SHAPE_METHODS and receiver.grad is Grad.NO:
-            return Value(grad=Grad.NO, device=receiver.device, dtype=receiver.dtype)
+        if name in K.BOOL_RESULT_METHODS:
+            return Value(grad=Grad.NO, dtype="bool")  # `outputs.ge(0.5)`: a comparison never requires grad
+        if name in K.SHAPE_METHODS and receiver.grad is not Grad.UNKNOWN:
+            # What is known of grad (none, or a caller's risk) holds for the reshaped value too.
+            return Value(grad=receiver.grad, device=receiver.device, dtype=receiver.dtype,
+                         grad_origin=receiver.grad_origin, device_origin=receiver.device_origin)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
@@ -388,3 +459,12 @@ class CallsMixin:
                 return value.device
             return device_from(value, expression)
         return current
+
+
+def _transposed(rows: Value) -> Value:
+    """``zip(*rows)`` where each row's items are known (``zip(*transitions)``): the i-th tuple holds every row's i-th item."""
+    row = element_of(rows)
+    if row.elements is None:
+        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(kind=Kind.SEQUENCE, grad=Grad.NO))  # tuples of unknown items
+    columns = tuple(Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for item in row.elements)
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=columns)

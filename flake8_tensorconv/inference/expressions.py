@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.summaries import is_data_name
+from flake8_tensorconv.inference.summaries import is_data_name, is_model_name, model_parameter
 from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
@@ -60,6 +60,8 @@ class ExpressionsMixin:
             value = UNKNOWN
         if not self.state.grad_enabled and value.kind in (Kind.TENSOR, Kind.UNKNOWN) and not keeps_grad(node, value):
             value = value.with_(grad=Grad.NO)
+        elif value.kind is Kind.NDARRAY and value.array_origin is None and isinstance(node, ast.Call):
+            value = value.with_(array_origin=origin(node))  # the call that made the array: evidence for TCV2xx messages
         self.values[id(node)] = value
         self._notify(node)
         return value
@@ -84,11 +86,11 @@ class ExpressionsMixin:
 
     def expr_Name(self, node: ast.Name) -> Value:
         if node.id in self.state.env:
-            return self.state.env[node.id]
+            return self._trained(node.id, self.state.env[node.id])
         qualname = self.facts.aliases.get(node.id)
         if qualname is not None:
             return self._qualified_value(qualname)
-        return UNKNOWN
+        return self._trained(node.id, UNKNOWN)
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         receiver = self.eval(node.value)
@@ -97,8 +99,21 @@ class ExpressionsMixin:
             return self._qualified_value(qualname)
         key = attribute_key(node)
         if key is not None and key in self.state.env:
-            return self.state.env[key]
-        return self._attribute(receiver, node)
+            value = self.state.env[key]
+        else:
+            value = self._attribute(receiver, node)
+        return self._trained(key, value) if key is not None and Fact.SELF in receiver.facts else value
+
+    def _trained(self, key: str, value: Value) -> Value:
+        """A name or ``self`` attribute whose parameters the file trains is a module with parameters, where
+        nothing else is known of it (or only that `.to(device)` was called on it, which modules have too);
+        one the file freezes (``.freeze()``, ``.requires_grad_(False)``) holds none that require grad."""
+        if value.kind is Kind.MODULE and Fact.PARAMETRIZED in value.facts and key in self.facts.frozen_models:
+            return value.with_(facts=value.facts - {Fact.PARAMETRIZED})  # frozen: its outputs require grad only through its inputs
+        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN)
+        if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
+            return model_parameter().with_(device=value.device, device_origin=value.device_origin)
+        return value
 
     def _attribute(self, receiver: Value, node: ast.Attribute) -> Value:
         name = node.attr
@@ -107,6 +122,8 @@ class ExpressionsMixin:
             return named
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
+        if Fact.ENVIRONMENT in receiver.facts and name in environments.SAME_ENVIRONMENT_ATTRIBUTES:
+            return receiver
         if name == "dtype" and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE):
             # `t.to(other.dtype)` casts; it is no device move.
             return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype if receiver.kind is Kind.TENSOR else None)
@@ -115,6 +132,16 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if name == "grad" and receiver.kind is Kind.UNKNOWN:
+            return Value(grad=Grad.NO)  # a gradient (`layer.grad`), whatever holds it, does not require grad
+        if name in K.NORM_BUFFER_ATTRIBUTES and receiver.kind in (Kind.UNKNOWN, Kind.MODULE):
+            # A normalisation layer's running statistics: buffers, which never require grad.
+            if receiver.kind is Kind.MODULE:
+                return tensor(Grad.NO, receiver.device, device_origin=receiver.device_origin)
+            return Value(grad=Grad.NO)
+        if receiver.kind is Kind.MODULE and Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
+            # `model.encoder`, `self.model.decoder`: a submodule named as a network holds parameters too.
+            return model_parameter().with_(device=receiver.device, device_origin=receiver.device_origin)
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
             return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)
@@ -148,7 +175,13 @@ class ExpressionsMixin:
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         container = self.eval(node.value)
-        self.eval(node.slice)
+        index = self.eval(node.slice)
+        key = node.slice
+        if (
+            isinstance(key, ast.Constant) and isinstance(key.value, str) and is_model_name(key.value)
+            and isinstance(node.value, ast.Call) and self.facts.qualname(node.value.func) == "torch.load"
+        ):
+            return model_parameter()  # `torch.load(path)["model"]`: a whole model pickled in a checkpoint
         if container.kind is Kind.TENSOR:
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value):
@@ -157,7 +190,7 @@ class ExpressionsMixin:
                 return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
             return container.with_(elements=None, element=None, fields=(), facts=frozenset())
         if container.kind is Kind.NDARRAY:
-            return arrays.subscript(container, node.slice)
+            return arrays.subscript(container, node.slice, index)
         if Fact.FOREIGN in container.facts:
             return FOREIGN
         if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
@@ -261,7 +294,10 @@ class ExpressionsMixin:
         return value
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
-        return self._binary(self.eval(node.left), self.eval(node.right))
+        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+            return concatenated(left, right)
+        return self._binary(left, right)
 
     def _binary(self, left: Value, right: Value, in_place: bool = False) -> Value:
         operands = (left, right)
@@ -270,7 +306,10 @@ class ExpressionsMixin:
                 left.kind,
                 right.kind,
             ):
-                return ndarray(shares_with=left.shares_with if in_place else None)
+                # NumPy scalars combine into NumPy scalars: `x * np.sqrt(5)` is an array only where an operand is one.
+                arrays_in = [value for value in operands if value.kind is Kind.NDARRAY]
+                maybe_scalar = all(arrays.MAYBE_SCALAR in value.facts for value in arrays_in)
+                return ndarray(shares_with=left.shares_with if in_place else None, facts=frozenset({arrays.MAYBE_SCALAR}) if maybe_scalar else frozenset())
             if all(value.kind in (Kind.NUMBER, Kind.STRING, Kind.OTHER) for value in operands):
                 return left if left.kind is right.kind else OTHER
             return UNKNOWN
@@ -363,3 +402,22 @@ class ExpressionsMixin:
         container = annotation.value if isinstance(annotation, ast.Subscript) else annotation
         name = (self.facts.qualname(container) or getattr(container, "id", "")).rpartition(".")[2]
         return name.lower() in _CONTAINER_ANNOTATIONS
+
+
+def concatenated(left: Value, right: Value) -> Value:
+    """``a + b`` of two lists or tuples (``states + [obs]``, ``states += [obs]``): the items of both."""
+    items: list[Value] = []
+    for side in (left, right):
+        if side.elements is not None:
+            items.extend(side.elements)
+        elif side.element is not None:
+            items.append(side.element)
+        else:
+            return Value(kind=Kind.SEQUENCE, grad=Grad.NO)  # the items of one side are not known
+    if left.elements is not None and right.elements is not None:
+        element = items[0] if items and all(same(item, items[0]) for item in items) else None
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=tuple(items), element=element)
+    element = items[0]
+    for item in items[1:]:
+        element = join(element, item)
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)

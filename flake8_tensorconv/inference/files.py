@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.bindings import ScopeIndex
 from flake8_tensorconv.values import (
     Value,
 )
@@ -92,6 +93,15 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
 
 
 _FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
+# `Adam(model.parameters(), ...)`, `optim.SGD(params=self.net.parameters())`: a model whose parameters are trained.
+_TRAINED = re.compile(
+    r"\b(?:" + "|".join(sorted(K.OPTIMIZER_NAMES)) + r")\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
+)
+
+# `model.freeze()`, `self.encoder.requires_grad_(False)`: a model whose parameters no longer require grad.
+_FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
+# `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
+_FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 
 
 class FileFacts:
@@ -109,8 +119,16 @@ class FileFacts:
         # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
         self.device_spans: dict[int, DeviceSpans] = {}
         self._line_starts: list[int] | None = None
+        self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
+        self._trained_models: frozenset[str] | None = None
+        self._frozen_models: frozenset[str] | None = None
+        self._forward_hooks: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
+        # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
+        self.scopes = ScopeIndex()
+        # What the module's own statements bind, for summaries of module-level functions (None: not worked out).
+        self.module_names: dict[str, Value] | None = None
         # (class, method) -> what a call of the method returns.
         self.method_returns: dict[tuple[str, str], Value] = {}
         # class -> attribute -> what the container ``self.<attribute>`` holds, filled in the class's methods.
@@ -135,6 +153,8 @@ class FileFacts:
         self.class_attributes: Mapping[str, dict[str, Value]] = {}
         # class name -> names it defines (methods, properties, class attributes, ``self.X = ...`` in its methods).
         self.class_members: Mapping[str, set[str]] = {}
+        # class name -> whether the file names it anywhere but its own definition (builds, subclasses, passes it).
+        self.classes_used_in_file: dict[str, bool] = {}
 
     @property
     def filled_on_self(self) -> frozenset[str]:
@@ -144,6 +164,42 @@ class FileFacts:
             self._filled_on_self = frozenset(match.group(1) for match in matches)
             self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
         return self._filled_on_self
+
+    @property
+    def trained_models(self) -> frozenset[str]:
+        """Names (``model``, ``self.actor``) whose parameters the file hands to an optimizer or a gradient clip:
+        modules with parameters that are trained, whatever class (of another module) they are."""
+        if self._trained_models is None:
+            text = self.text or ""
+            found = _TRAINED.findall(text) if "parameters()" in text else []
+            self._trained_models = frozenset(found)
+        return self._trained_models
+
+    @property
+    def frozen_models(self) -> frozenset[str]:
+        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``."""
+        if self._frozen_models is None:
+            text = self.text or ""
+            found = _FROZEN.findall(text) if "freeze(" in text or "requires_grad_(" in text else []
+            self._frozen_models = frozenset(found)
+        return self._frozen_models
+
+    @property
+    def forward_hooks(self) -> frozenset[str]:
+        """Names of the functions and methods the file registers as forward hooks (``register_forward_hook(f)``)."""
+        if self._forward_hooks is None:
+            text = self.text or ""
+            self._forward_hooks = frozenset(_FORWARD_HOOK.findall(text) if "register_forward_hook" in text else ())
+        return self._forward_hooks
+
+    @property
+    def record_fields(self) -> dict[str, tuple[str, ...]]:
+        """Record classes of the file (namedtuples, ``NamedTuple`` and dataclass classes) -> their field names."""
+        if self._record_fields is None:
+            text = self.text or ""
+            found = "namedtuple(" in text or "NamedTuple" in text or "@dataclass" in text or "dataclasses.dataclass" in text
+            self._record_fields = record_classes(self) if found else {}
+        return self._record_fields
 
     @property
     def line_starts(self) -> list[int]:
@@ -350,6 +406,72 @@ def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
         and isinstance(node.value, ast.Name) and node.value.id == instance
     }
+
+
+_NAMEDTUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple"})
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass"})
+
+
+def record_classes(facts: FileFacts) -> dict[str, tuple[str, ...]]:
+    """``Transition = namedtuple("Transition", "state action")`` at module level, ``class Transition(NamedTuple)``
+    with annotated fields, a ``@dataclass`` without its own ``__init__``: name -> field names, for names the
+    module binds once."""
+    records: dict[str, tuple[str, ...]] = {}
+    bound: dict[str, int] = {}
+    for statement in facts.tree.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = bound.get(target.id, 0) + 1
+                    fields = _namedtuple_fields(statement.value, facts) if isinstance(statement.value, ast.Call) else None
+                    if fields is not None and len(statement.targets) == 1:
+                        records[target.id] = fields
+    for cls in facts.classes:
+        bound[cls.name] = bound.get(cls.name, 0) + 1
+        fields = _record_class_fields(cls, facts)
+        if fields is not None:
+            records[cls.name] = fields
+    return {name: fields for name, fields in records.items() if bound.get(name) == 1 and len(facts.definitions.get(name, ())) <= 1}
+
+
+def _namedtuple_fields(call: ast.expr, facts: FileFacts) -> tuple[str, ...] | None:
+    if not (isinstance(call, ast.Call) and facts.qualname(call.func) in _NAMEDTUPLE_FACTORIES):
+        return None
+    spelled = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg in ("field_names", "fields")), None)
+    if isinstance(spelled, ast.Constant) and isinstance(spelled.value, str):
+        return tuple(spelled.value.replace(",", " ").split())
+    if isinstance(spelled, (ast.List, ast.Tuple)):
+        names = []
+        for item in spelled.elts:
+            if isinstance(item, (ast.Tuple, ast.List)) and item.elts:  # NamedTuple("T", [("state", np.ndarray), ...])
+                item = item.elts[0]
+            if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                return None
+            names.append(item.value)
+        return tuple(names)
+    return None
+
+
+def _record_class_fields(cls: ast.ClassDef, facts: FileFacts) -> tuple[str, ...] | None:
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
+    is_dataclass = any(facts.qualname(d) in _DATACLASS_DECORATORS for d in decorators)
+    is_named = any(facts.qualname(base) in _NAMEDTUPLE_FACTORIES for base in cls.bases)
+    if len(cls.bases) == 1 and not cls.decorator_list:
+        inherited = _namedtuple_fields(cls.bases[0], facts)  # class Transition(namedtuple("Transition", "s a")): ...
+        if inherited is not None:
+            return None if _defines(cls, "__new__") else inherited
+    if not (is_dataclass or is_named) or _defines(cls, "__init__") or _defines(cls, "__new__"):
+        return None
+    return tuple(
+        statement.target.id
+        for statement in cls.body
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+        and "ClassVar" not in ast.dump(statement.annotation)
+    )
+
+
+def _defines(cls: ast.ClassDef, name: str) -> bool:
+    return any(isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name for statement in cls.body)
 
 
 def _is_torch_module_class(qualname: str) -> bool:

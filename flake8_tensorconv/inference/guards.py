@@ -158,7 +158,9 @@ class GuardsMixin:
                     yield subject.id, {"kind": Kind.TENSOR}, _NOT_TENSOR if qualnames[0] == "torch.Tensor" else None
                 elif len(qualnames) == 1 and qualnames[0] in K.NDARRAY_CLASSES:
                     yield subject.id, {"kind": Kind.NDARRAY}, None
-                if all(self._is_non_tensor_class(c, q) for c, q in zip(names, qualnames)):
+                if all(self._is_non_tensor_class(c, q) or _out_of_sight_class(q) for c, q in zip(names, qualnames)):
+                    # An instance of another library's or module's class (`NonTensorData`): what the annotation
+                    # or the flow said of its kind does not hold in that branch.
                     yield subject.id, _NOT_TENSOR, None
             return
         if isinstance(test, ast.Call) and self.facts.qualname(test.func) == "torch.is_tensor" and test.args:
@@ -297,6 +299,11 @@ def _on_host(env: Env, applies: Callable[[Value], bool]) -> None:
     for name, value in env.items():
         if value.device in (Device.ACCELERATOR, Device.MAYBE) and applies(value):
             env[name] = value.with_(device=Device.CPU, device_origin=None)
+
+
+def _out_of_sight_class(qualname: str | None) -> bool:
+    """A class imported from a module other than torch's or NumPy's."""
+    return qualname is not None and qualname.partition(".")[0] not in ("torch", "numpy")
 
 
 def _refined(value: Value, changes: dict[str, object]) -> Value:

@@ -6,6 +6,7 @@ import ast
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import FileFacts
+from flake8_tensorconv.inference.summaries import is_model_name
 from flake8_tensorconv.inference.support import (
     STRING,
     dtype_of_expression,
@@ -81,6 +82,9 @@ class ModulesMixin:
             return self._module_output(receiver, args, node)
         if name in ("modules", "children", "named_modules", "named_children"):
             return Value(kind=Kind.ITERABLE, grad=Grad.NO)
+        if Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
+            # `model.encoder(x)`: a submodule named as a network holds parameters too.
+            return self._module_output(receiver.with_(facts=frozenset({Fact.PARAMETRIZED})), args, node)
         return UNKNOWN
 
     def _module_dtype(self, module: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> str | None:
@@ -107,7 +111,7 @@ class ModulesMixin:
 
 
 def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
-    """Values of ``self.X = ...`` in ``__init__`` (modules and parameters only)."""
+    """Values of ``self.X = ...`` in ``__init__`` (modules, parameters and instances of the file's plain classes)."""
     from flake8_tensorconv.inference.interpreter import Interpreter
 
     attributes: dict[str, Value] = {}
@@ -116,7 +120,11 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
             interpreter = Interpreter(facts, listener=None)
             interpreter.walk_function(statement, class_name=None)
             for target, value in interpreter.attribute_stores:
-                if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES):
+                # Modules, parameters, and instances of the file's plain classes (`self.memory = ReplayBuffer()`,
+                # whose methods' returns are summarised).
+                if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES) or (
+                    value.kind is Kind.OTHER and value.instance_of in facts.plain_classes
+                ):
                     attributes[target] = join(attributes[target], value) if target in attributes else value
     return attributes
 
@@ -138,7 +146,7 @@ def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
         return False
     for statement in cls.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if not _stores_only_settings(statement):
+            if not _stores_only_settings(statement, facts):
                 return False
         elif not (isinstance(statement, (ast.Pass, ast.Expr)) and (isinstance(statement, ast.Pass) or _setting(statement.value, {}))):
             if not (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None and _setting(statement.value, {})):
@@ -146,7 +154,7 @@ def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
     return True
 
 
-def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts: FileFacts) -> bool:
     args = method.args
     positional = [*args.posonlyargs, *args.args]
     literal_defaults = {
@@ -172,9 +180,14 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef) -> boo
             for part in ast.walk(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     value = getattr(node, "value", None)
-                    if value is None or not _setting(value, literal_defaults):
+                    if value is None or not (_setting(value, literal_defaults) or _parameter_free_layer(value, facts)):
                         return False
     return True
+
+
+def _parameter_free_layer(node: ast.expr, facts: FileFacts) -> bool:
+    """``nn.Dropout(p)``, ``nn.ReLU()``: a layer without parameters of its own, stored on ``self``."""
+    return isinstance(node, ast.Call) and facts.qualname(node.func) in K.PARAMETER_FREE_MODULES
 
 
 def _setting(node: ast.expr, literal_parameters: set[str]) -> bool:

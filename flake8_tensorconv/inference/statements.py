@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv import arrays
+from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.expressions import concatenated
+from flake8_tensorconv.inference.summaries import callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -25,10 +27,14 @@ from flake8_tensorconv.values import (
     Value,
     join,
     join_envs,
+    origin,
+    tensor,
 )
 
 # Statements that bind nothing unless they complete.
 _SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass)
+# Tensor.backward's keywords: a call with others is some other class's method.
+_TENSOR_BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})
 
 
 class StatementsMixin:
@@ -46,8 +52,8 @@ class StatementsMixin:
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         bound_first = class_name is not None and not is_staticmethod(node)
         callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
-        if callers is not None and not callers.grad_enabled:
-            grad_enabled = False  # every same-file call runs under no_grad / inference_mode
+        if callers is not None and not callers.grad_enabled and not callable_from_other_modules(self.facts, node, class_name):
+            grad_enabled = False  # every call runs under no_grad / inference_mode
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:
@@ -132,8 +138,11 @@ class StatementsMixin:
         if isinstance(node.target, ast.Name):
             left = self.state.env.get(node.target.id, UNKNOWN)
             self.values[id(node.target)] = left
-            # In-place arithmetic keeps the target's identity (and its memory).
-            self.state.env[node.target.id] = self._binary(left, right, in_place=True)
+            if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+                self.state.env[node.target.id] = concatenated(left, right)  # `states += [obs]`
+            else:
+                # In-place arithmetic keeps the target's identity (and its memory).
+                self.state.env[node.target.id] = self._binary(left, right, in_place=True)
         else:
             self.eval_target_parts(node.target)
             key = attribute_key(node.target)
@@ -144,15 +153,37 @@ class StatementsMixin:
         self.eval(node.value)
         if isinstance(node.value, ast.Call):
             self._mutation(node.value)
+            self._backward(node.value)
             qualname = self.facts.qualname(node.value.func)
             if qualname in K.SET_GRAD_ENABLED:
                 enabled = literal_bool(node.value.args[0]) if node.value.args else None
                 if enabled is not None:
                     self.state.grad_enabled = enabled
 
+    def _backward(self, call: ast.Call) -> None:
+        """``loss.backward()`` with grad mode on: ``loss`` requires grad (backward raises on a tensor that does not)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "backward" and isinstance(func.value, ast.Name)) or not self.state.grad_enabled:
+            return
+        current = self.state.env.get(func.value.id, UNKNOWN)
+        if current.kind is Kind.UNKNOWN and (
+            any(keyword.arg not in _TENSOR_BACKWARD_KEYWORDS for keyword in call.keywords)
+            or any("backward" in self.facts.class_members.get(cls.name, ()) for cls in self.facts.classes)
+        ):
+            return  # another class's `backward` (a Grad-CAM's `backward(ids=...)`), not autograd's
+        if current.kind in (Kind.TENSOR, Kind.UNKNOWN) and current.grad is not Grad.YES:
+            where = origin(call, f"`{func.value.id}.backward()`")
+            self.state.env[func.value.id] = tensor(Grad.YES, current.device, current.dtype, grad_origin=where, device_origin=current.device_origin)
+
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and call.args and literal_bool(call.args[0]) is False:
+            # `model.m.requires_grad_(False)`: from here on the tensor (or the module's parameters) no longer require grad.
+            key = func.value.id if isinstance(func.value, ast.Name) else attribute_key(func.value)
+            if key is not None:
+                self.state.env[key] = self.value_of(call)
+            return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
         name = func.value.id
@@ -303,6 +334,8 @@ class StatementsMixin:
     stmt_Nonlocal = stmt_Import = stmt_ImportFrom = stmt_Pass = stmt_Break = stmt_Continue = stmt_Global
 
     def bind(self, target: ast.expr, value: Value) -> None:
+        if Fact.ENV_RESULT in value.facts:
+            value = environments.unpacked(value, target)
         if isinstance(target, ast.Name):
             self._forget_attributes(target.id)
             self.state.env[target.id] = value

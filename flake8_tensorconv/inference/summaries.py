@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of, is_staticmethod
+from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -78,12 +78,18 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
             sites.append(CallSite(parent, scope, owner, bound=False))
         elif class_name is not None and isinstance(node, ast.Attribute):
             receiver = node.value
-            if not (
-                isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
-                and isinstance(parent, ast.Call) and parent.func is node
-            ):
-                return None  # called on another object, or passed as a value
-            sites.append(CallSite(parent, scope, owner, bound=True))
+            called = isinstance(parent, ast.Call) and parent.func is node
+            if called and isinstance(receiver, ast.Name) and receiver.id == class_name and len(facts.definitions.get(class_name, ())) == 1:
+                sites.append(CallSite(parent, scope, owner, bound=False))  # `Class.method(...)`: every argument explicit
+                continue
+            if not called:
+                return None  # passed as a value
+            on_self = isinstance(receiver, ast.Name) and receiver.id == "self" and owner == class_name
+            holds = True if on_self else _holds_instance(facts, receiver, scope, owner, class_name)
+            if holds is None:
+                return None  # called on an object that may be an instance
+            if holds:
+                sites.append(CallSite(parent, scope, owner, bound=True))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
@@ -91,6 +97,123 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
     if len(sites) > MAX_CALL_SITES:
         return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool | None:
+    """Whether ``receiver`` holds an instance of the file's class ``class_name`` (defined once): True where it is
+    bound only to ``ClassName(...)`` (``memory = ReplayBuffer()`` in ``scope`` or the module, ``self.memory =
+    ReplayBuffer()`` in the methods of ``owner``); False where it is bound only to what imported code makes
+    (``env = gym.make(...)``, ``opt = torch.optim.Adam(...)``); None where it may be either (a parameter, a loop
+    variable, a helper's result)."""
+    if len(facts.definitions.get(class_name, ())) != 1:
+        return None
+    if isinstance(receiver, ast.Name) and receiver.id in facts.aliases:
+        return False  # `random.sample(...)`, `np.add(...)`: a module's function of the same name
+    if f"{class_name}(" not in (facts.text or ""):
+        return None  # never instantiated in the file: its instances come from elsewhere (most library classes)
+    if isinstance(receiver, ast.Name):
+        values = _bound_values(facts, receiver.id, scope)
+    elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
+        classes = [node for node in facts.definitions.get(owner, ()) if isinstance(node, ast.ClassDef)]
+        values = list(_self_stores(classes[0], receiver.attr)) if len(classes) == 1 else []
+    elif isinstance(receiver, ast.Name | ast.Attribute | ast.Call):
+        return False if _made_elsewhere(facts, receiver) else None
+    else:
+        return None
+    if not values or None in values:
+        return None
+    if all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == class_name for v in values):
+        return True
+    if all(_made_elsewhere(facts, v) for v in values):  # type: ignore[arg-type]
+        return False
+    return None
+
+
+def _bound_values(facts: FileFacts, name: str, scope: ast.AST) -> list[ast.expr | None]:
+    """What ``name`` is assigned in ``scope``, or at module level when ``scope`` only reads it (None: a binding
+    that is no plain assignment, such as a parameter or a loop variable)."""
+    if scope is not facts.tree:
+        index = facts.scopes.of(scope)
+        if index.is_parameter(name):
+            return [None]
+        bindings = index.bindings.get(name)
+        if bindings:
+            return [binding.value for binding in bindings]
+    return _module_assignments(facts.tree, name)
+
+
+def _module_assignments(tree: ast.Module, name: str) -> list[ast.expr | None]:
+    """What the module's top-level statements bind ``name`` to (None: an import, a loop, a def, a nested block)."""
+    values: list[ast.expr | None] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
+            values.append(statement.value)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if statement.name == name:
+                values.append(None)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in statement.names):
+                values.append(None)
+        elif not isinstance(statement, ast.Expr):
+            values.extend(_assignments_within(statement, name))  # `if __name__ == "__main__":` blocks, loops
+    return values
+
+
+def _assignments_within(statement: ast.stmt, name: str) -> list[ast.expr | None]:
+    assigned: set[int] = set()
+    values: list[ast.expr | None] = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    assigned.add(id(target))
+                    values.append(node.value)
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:
+            values.append(None)  # a loop target, `with ... as`, unpacking: not followed
+    return values
+
+
+def _made_elsewhere(facts: FileFacts, expression: ast.expr) -> bool:
+    """An object that imported code makes or is: its chain starts at an imported name (``gym.make(...).unwrapped``)."""
+    while isinstance(expression, ast.Attribute | ast.Call | ast.Subscript):
+        expression = expression.func if isinstance(expression, ast.Call) else expression.value
+    return isinstance(expression, ast.Name) and expression.id in facts.aliases
+
+
+def _self_stores(cls: ast.ClassDef, attribute: str):
+    """What the methods of ``cls`` assign to ``self.<attribute>``; None for a store that is no plain assignment."""
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        assigned: set[int] = set()
+        for node in ast.walk(method):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if _is_self_attribute(target, attribute):
+                        assigned.add(id(target))
+                        yield node.value
+        for node in ast.walk(method):
+            if _is_self_attribute(node, attribute) and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:  # type: ignore[attr-defined]
+                yield None
+
+
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def callable_from_other_modules(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
+    """A public method of a class the file never names outside its definition: the class is built in other
+    modules, which may call the method there, so its same-file calls are not all its calls."""
+    if class_name is None or function.name.startswith("_"):
+        return False
+    used = facts.classes_used_in_file.get(class_name)
+    if used is None:
+        used = facts.text is None or len(_word_offsets(facts.text, class_name)) > 1 and any(
+            isinstance(node, ast.Name) and node.id == class_name for node in ast.walk(facts.tree)
+        )
+        facts.classes_used_in_file[class_name] = used
+    return not used
 
 
 def _word_offsets(text: str, word: str) -> list[int]:
@@ -305,12 +428,27 @@ class SummariesMixin:
                 caller.walks = lambda node: False  # the module's own statements only
                 caller.walk_module()
             elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if scope_sites[0].class_name is None and scope in self.facts.tree.body:
+                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                    caller.state.env = dict(self._module_names())
                 caller.walk_function(scope, class_name=scope_sites[0].class_name)
             else:
                 modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
             grad_enabled = grad_enabled or not modes or any(modes)
             per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
         return CallerSummary(join_arguments(per_site), grad_enabled)
+
+    def _module_names(self) -> dict[str, Value]:
+        """What the module's own statements bind (its functions and classes not walked), worked out once per file."""
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        if self.facts.module_names is None:
+            self.facts.module_names = {}  # asked again while working it out: nothing known yet
+            walker = Interpreter(self.facts, listener=None, walks=lambda node: False)
+            walker.depth = MAX_DEPTH  # no summaries of its own: what the module binds, as written
+            walker.walk_module()
+            self.facts.module_names = walker.state.env
+        return self.facts.module_names
 
     def _parameter_value(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None, summary: CallerSummary | None
@@ -323,10 +461,19 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
+            if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
+                return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
+            if Fact.ENVIRONMENT in passed.facts:
+                return passed  # `run_episode(env, agent)`: an environment whose observations are arrays
+            # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
+            # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
+            in_sight = class_name is None or function.name.startswith("_")
+            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
         return self._parameter_evidence(function, arg, annotated, class_name)
 
     def _parameter_evidence(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None,
+        callers_in_sight: bool = False,
     ) -> Value:
         name = arg.arg
         is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
@@ -337,8 +484,15 @@ class SummariesMixin:
             return data_parameter(annotated)
         # A `Tensor` annotation says what kind of value comes in, not that it requires grad or lives on a
         # GPU: a name or a docstring that calls it a model's output is the evidence of that risk.
-        if is_output_name(name) or (function is not None and documented_as_output(function, name)):
-            where = origin(arg, f"the callers of `{function.name}()`" if function is not None else "the callers of a lambda")
+        if function is not None and function.name in self.facts.forward_hooks and _hook_output(function, arg, class_name):
+            # A forward hook's `output` is what the layer computed: it requires grad wherever the forward ran with grad.
+            return caller_risk(annotated, origin(arg, f"the layer output that forward hook `{function.name}()` receives"))
+        if callers_in_sight:
+            return annotated
+        documented = function is not None and documented_as_output(function, name)
+        if is_output_name(name) or documented:
+            owner = f"`{function.name}()`" if function is not None else "a lambda"
+            where = origin(arg, f"a parameter of {owner} {'documented' if documented else 'named'} as a model's output")
             return caller_risk(annotated, where)
         return annotated  # no evidence: unknown, which the strict twins report
 
@@ -449,7 +603,10 @@ class SummariesMixin:
             if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
                 continue  # fills nothing on `self`
             walker = Interpreter(self.facts, listener=None)
-            walker.depth = self.depth + 1
+            # One level further out than the walk rules listen to, whichever walk asks first (the summary is kept for
+            # the class): what a method appends is what its callers pass (`put(self, transition)`), and those may pass
+            # their own callers' values on (`agent.step(obs, ...)` calling `self.memory.add(state, ...)`).
+            walker.depth = -1
 
             def listener(node: ast.AST, state: object, walker: Interpreter = walker) -> None:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and node.args:
@@ -466,6 +623,20 @@ class SummariesMixin:
                 elif value.kind is not Kind.SEQUENCE:
                     items[name] = UNKNOWN  # also holds something else
         return {name: Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for name, item in items.items() if item != UNKNOWN}
+
+
+def _hook_output(function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None) -> bool:
+    """``arg`` is the third parameter of a forward hook ``(module, input, output)`` (after ``self`` in a method)."""
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if class_name is not None and not is_staticmethod(function):
+        positional = positional[1:]
+    return len(positional) == 3 and positional[2] is arg
+
+
+def _holds_arrays(sequence: Value) -> bool:
+    """A list or tuple holding NumPy arrays and no tensor or module (whose grad the declaration judges, as before)."""
+    items = flatten([sequence])
+    return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
 
 
 def caller_risk(value: Value, where: Origin) -> Value:

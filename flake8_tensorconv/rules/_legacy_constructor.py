@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from typing import NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
@@ -71,6 +72,8 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
     value = ctx.value(node)
     if value.kind is Kind.NUMBER and _is_integer_expression(node):
         return True
+    if value.kind not in (Kind.NDARRAY, Kind.SEQUENCE, Kind.TENSOR) and _scaled_count(node):
+        return True
     # Held in a variable: `count = np.array(3)` / `n = np.int64(3)`.
     if value.dtype in _SIZE_DTYPES and (
         (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and Fact.NUMPY_SCALAR in value.facts)
@@ -85,6 +88,21 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         if qualname.startswith(("numpy.int", "numpy.uint")) and literal_int:
             return True
     return False
+
+
+# A name that says it holds a count: `out_features`, `hidden_size`, `n_heads`, `num_classes`.
+_COUNT_NAME = re.compile(r"^_*(n|num|number)_|_(features|size|dim|channels|units|neurons|heads|count|classes)$")
+
+
+def _scaled_count(node: ast.expr) -> bool:
+    """``2 * self.out_features``: an int literal and a value named as a count (the names of sizes are
+    read as sizes where their kind is not known)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv))):
+        return False
+    sides = (node.left, node.right)
+    literal = any(isinstance(side, ast.Constant) and type(side.value) is int for side in sides)
+    named = [side.attr if isinstance(side, ast.Attribute) else side.id for side in sides if isinstance(side, (ast.Attribute, ast.Name))]
+    return literal and len(named) == 1 and _COUNT_NAME.search(named[0]) is not None
 
 
 def _is_integer_expression(node: ast.expr) -> bool:
@@ -202,6 +220,11 @@ _VIEWS = frozenset(
 # Calls that keep their argument somewhere the analysis does not follow.
 _STORES = frozenset({"append", "extend", "insert", "add", "register_buffer", "register_parameter", "setattr", "setdefault", "update", "add_module"})
 _DISPLAYS = frozenset({"print", "display", "repr", "str"})
+# Libraries whose functions compute with (or plot) the values they are given; a callee imported from
+# anywhere else (the project's own modules) is out of sight.
+_READING_LIBRARIES = frozenset(
+    "torch numpy math scipy matplotlib seaborn sklearn skimage pandas torchvision torchaudio einops kornia timm PIL cv2".split()
+)
 # A callee named for writing its argument: `init_weights(w)`, `glorot(w)` from an `inits` module,
 # `self.reset(w)`, `fill_buffer(w)`, `load_weights(w)`.
 _WRITER_WORDS = ("init", "fill", "reset", "load", "copy")
@@ -286,6 +309,7 @@ class Initialisation:
         self.tree = tree
         self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
+        self._relative: frozenset[str] | None = None  # names imported from the package's own modules
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -350,6 +374,11 @@ class Initialisation:
                 return _SHAPE  # `x.type()`: the type's name
             if called and parent.attr in _KEEPS_THE_ALLOCATION:
                 return self._fate(call, ctx, depth + 1)  # type: ignore[arg-type]
+            if called and parent.attr == "resize_as_":
+                # Returns the allocation, reshaped and still uninitialised: what follows decides
+                # (`x.resize_as_(y).copy_(y)`); a statement of its own reads nothing.
+                after = self._fate(call, ctx, depth + 1)  # type: ignore[arg-type]
+                return _SHAPE if after.use is Use.DISPLAY and isinstance(self.parents.get(id(call)), ast.Expr) else after
             if not called and parent.attr not in _VIEWS:
                 return _UNKNOWN  # an attribute of its own (`.volatile`, a project's wrapper)
             return self._consumed(call if called else parent, ctx, depth, view=parent.attr in _VIEWS)  # type: ignore[arg-type]
@@ -405,8 +434,8 @@ class Initialisation:
             return Fate(Use.DISPLAY, call)
         if isinstance(func, ast.Name) and name in _SHAPE_FUNCTIONS:
             return _SHAPE
-        if name in _STORES:
-            return _UNKNOWN
+        if name in _STORES or self._out_of_sight(func, qualname):
+            return _UNKNOWN  # a function of another module of the project may keep it, or ignore it
         return self._consumed(call, ctx, depth, view=False)
 
     def _name(self, name: str, assignment: ast.Assign, ctx: Context, depth: int) -> Fate:
@@ -434,6 +463,22 @@ class Initialisation:
                 continue
             return fate
         return shown or _SHAPE
+
+    def _out_of_sight(self, func: ast.expr, qualname: str) -> bool:
+        """A callee imported from a module other than the libraries that compute with their arguments:
+        ``from TTS.layers.solver import model_wrapper``, ``from .solver import wrap``, ``utils.run(...)``."""
+        if qualname:
+            return qualname.partition(".")[0] not in _READING_LIBRARIES
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if self._relative is None:
+            self._relative = frozenset(
+                alias.asname or alias.name.partition(".")[0]
+                for node in ast.walk(self.tree) if isinstance(node, ast.ImportFrom) and node.level
+                for alias in node.names
+            )
+        return isinstance(root, ast.Name) and root.id in self._relative
 
     # ------------------------------------------------------------------ modules that run
     def _runs(self, cls: ast.ClassDef) -> bool:
@@ -517,7 +562,8 @@ class Initialisation:
                 written.append(node.func.value)
             if id(node) in initialising or writes_argument(node, ctx):
                 written.extend(argument for argument in node.args if not isinstance(argument, ast.Starred))
-            for expression in written:
+            arms = [expression for written_one in written for expression in _arms(written_one)]
+            for expression in arms:
                 while isinstance(expression, ast.Subscript) or (isinstance(expression, ast.Attribute) and expression.attr == "data"):
                     expression = expression.value  # `w[:n]`, `w.data`
                 if isinstance(expression, ast.Attribute):
@@ -579,6 +625,13 @@ def _initialising_method(function: ast.AST) -> bool:
     )
 
 
+def _arms(expression: ast.expr) -> list[ast.expr]:
+    """``a if c else b`` may be either: an initialiser given it writes both (``xavier_uniform_(w if c else v)``)."""
+    if isinstance(expression, ast.IfExp):
+        return [*_arms(expression.body), *_arms(expression.orelse)]
+    return [expression]
+
+
 def _attributes_iterated(iterable: ast.expr) -> list[str]:
     """``for p in [module.q, module.k]``: the attribute names of a display."""
     if isinstance(iterable, (ast.List, ast.Tuple)):
@@ -631,9 +684,21 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
     source = _source_dtype(argument, ctx)
     if source is None:
         return Cast(UNKNOWN_SOURCE, None, target, back)
+    # The statement of the call: its own targets (`X, y = Tensor(X), Tensor(y).long()`) are bound after it runs.
+    statement: ast.AST = call.node
+    while not isinstance(statement, ast.stmt) and id(statement) in parents:
+        statement = parents[id(statement)]
     verdict = _verdict(source, target)
-    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, call.node):
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _read_from_a_file(argument, ctx, statement):
+        # `torch.LongTensor(np.loadtxt(path, dtype=np.float32)[:, -1])`: whether the column holds whole numbers
+        # (class ids written as floats) is decided by the file, not visible in the code.
+        verdict = UNKNOWN_SOURCE
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, statement):
         verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
+    if verdict == CHANGES and ((back and _whole_numbers(argument, ctx, statement)) or _divided(call.node, parents)):
+        # `Tensor(np.hstack([np.zeros(n, dtype=int), np.ones(m, dtype=int)])).long()`: 0/1 integers come back
+        # exactly; `1.0 / Tensor(counts)`: true division makes floats of integers anyway.
+        verdict = KEEPS
     if verdict == CHANGES and declared is not None:
         # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
         verdict = KEEPS
@@ -670,7 +735,9 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
     if isinstance(node, (ast.List, ast.Tuple)):
         return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth + 1) for element in node.elts)
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float)) and float(node.value).is_integer()
+        return isinstance(node.value, (int, float)) and float(node.value).is_integer() and abs(node.value) <= 2**24
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _whole_numbers(node.operand, ctx, before, depth + 1)
     if isinstance(node, ast.Attribute) and node.attr == "T":
         return _whole_numbers(node.value, ctx, before, depth + 1)
     if not (isinstance(node, ast.Call) and node.args):
@@ -685,9 +752,35 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
     return False
 
 
+def _divided(node: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``1.0 / torch.Tensor(counts)``: the result is an operand of true division, whose result is a float
+    tensor whatever the dtype of the operands."""
+    parent = parents.get(id(node))
+    return isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div)
+
+
+# Functions that read an array's values from a file: what they hold is not visible in the code.
+_FILE_READERS = frozenset({"numpy.loadtxt", "numpy.genfromtxt", "numpy.load", "numpy.fromfile"})
+
+
+def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
+    """An array read from a file (``np.loadtxt``, ``np.genfromtxt``, ``np.load``), or a slice or column of one,
+    also through names every binding of which before ``before`` is one."""
+    if depth > 4:
+        return False
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr == "T"):
+        node = node.value
+    if isinstance(node, ast.Name):
+        bindings = ctx.scope.before(node.id, before)
+        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
+            binding.value is not None and _read_from_a_file(binding.value, ctx, binding.value, depth + 1) for binding in bindings
+        )
+    return isinstance(node, ast.Call) and (ctx.qualname(node.func) or "") in _FILE_READERS
+
+
 def _verdict(source: str, target: str) -> str:
-    if source == "bool":
-        return KEEPS
+    if source == "bool" or (source == "uint8" and target == "bool"):
+        return KEEPS  # uint8 is the mask dtype torch had before bool: a mask stays the mask it was
     if source in _INTEGER_RANGES:
         if target in _FLOAT_BITS:
             return CHANGES

@@ -22,6 +22,8 @@ DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
 _SAME_DATA_METHODS = frozenset(
     "cpu cuda to float double half long int contiguous clone squeeze unsqueeze view reshape flatten permute transpose t".split()
 )
+# How a parameter's name or docstring is described as the evidence (inference/summaries.py).
+_PARAMETER_EVIDENCE = "a parameter of "
 # Expressions that take a method call without parentheses around them.
 _POSTFIX_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
@@ -57,22 +59,33 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     grad_origin = value.grad_origin if grad else None
     device_origin = value.device_origin if device else None
     if grad_origin is not None:
-        what = _describe(ctx, grad_origin)
+        what = describe_origin(ctx, grad_origin)
         who = "it" if who == what else who
-        clauses.append(f"{who} comes from {what} on {ctx.source.describe_line(grad_origin.line)}, outside `no_grad`")
+        line = ctx.source.describe_line(grad_origin.line)
+        if what.endswith(".backward()`"):  # the step is the backward pass through it, not where it was made
+            clauses.append(f"{who} requires grad: {what} runs on {line}")
+        elif what.startswith(_PARAMETER_EVIDENCE):  # no step in sight: the parameter's name or docstring
+            clauses.append(f"{who} is {what} on {line}, so it may require grad")
+        else:
+            clauses.append(f"{who} comes from {what} on {line}, outside `no_grad`")
         related.append(_related(ctx, grad_origin, f"requires grad: {what}"))
     if device_origin is not None:
-        what = _describe(ctx, device_origin)
+        what = describe_origin(ctx, device_origin)
         if device_origin == grad_origin:
             clauses[-1] += ", and may be on a GPU"
         else:
-            subject_text = "its device" if clauses else ("it" if who == what else who)
-            clauses.append(f"{subject_text} comes from {what} on {ctx.source.describe_line(device_origin.line)}, which may be a GPU")
+            line = ctx.source.describe_line(device_origin.line)
+            if what.startswith(_PARAMETER_EVIDENCE):
+                clauses.append(f"{who} is {what} on {line}, so it may be on a GPU")
+            else:
+                subject_text = "its device" if clauses else ("it" if who == what else who)
+                clauses.append(f"{subject_text} comes from {what} on {line}, which may be a GPU")
         related.append(_related(ctx, device_origin, f"may be on a GPU: {what}"))
     return (f" ({'; '.join(clauses)})" if clauses else ""), tuple(related)
 
 
-def _describe(ctx: Context, where: Origin) -> str:
+def describe_origin(ctx: Context, where: Origin) -> str:
+    """The source step as a message shows it: its description, or its code (`model(x)`)."""
     if where.description is not None:
         return where.description
     start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)

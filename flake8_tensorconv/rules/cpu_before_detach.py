@@ -4,36 +4,89 @@ import ast
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
+from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Grad, Kind
+from flake8_tensorconv.values import Device, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
 
-# A class of the file with its own `detach` (a mixture model) makes `x.to(d).detach()` its own,
-# not torch's. (An nn.Module has `.to()` and `.cpu()` but no `.detach()`: the chain would fail.)
+# A class of the file with its own `detach` (a mixture model) makes `x.to(d).detach()` its own, not torch's.
 _OWN_DETACH = frozenset({"detach"})
+
 # Operations between the copy and `.detach()` that autograd records too (`.to("cpu").clone().detach()`).
 _RECORDED_BETWEEN = frozenset(
     {"clone", "contiguous", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose", "flatten", "float", "double", "half"}
 )
 
 
+def _to_the_cpu(move: ast.Call, ctx: Context) -> bool:
+    """``.cpu()``, or ``.to(d)`` where ``d`` is known to be the CPU (and no dtype comes with it)."""
+    if move.func.attr == "cpu":  # type: ignore[attr-defined]
+        return True
+    if move.func.attr != "to" or len(move.args) != 1 or move.keywords:  # type: ignore[attr-defined]
+        return False
+    target = ctx.value(move.args[0])
+    return target.kind is Kind.DEVICE and target.device is Device.CPU
+
+
+def _already_there(move: ast.Call, value: Value, ctx: Context) -> bool:
+    """``x.to(device)`` where the step that placed ``x`` used the same ``device`` (``.to(device)``,
+    ``device=device``): the tensors of one operation share a device, so ``x`` is there already."""
+    where = value.device_origin
+    if move.func.attr != "to" or len(move.args) != 1 or move.keywords or where is None:  # type: ignore[attr-defined]
+        return False
+    target = move.args[0]
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return False
+    text = ctx.text(target)
+    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
+    placed = ctx.source.text[ctx.source.offset(start) : ctx.source.offset(end)]
+    return placed.endswith(f".to({text})") or f"device={text})" in placed or f"device={text}," in placed
+
+
+def copy_before_detach(node: ast.Call) -> ast.Call | None:
+    """The device copy in ``x.cpu().detach()`` / ``x.to(...).clone().detach()``, or None."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        return None
+    move = func.value
+    while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
+        move = move.func.value
+    if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
+        return None
+    if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
+        return None
+    return move
+
+
 class CpuBeforeDetach(Rule):
     """
     ## What it does
     Flags `.cpu().detach()`, `.cuda().detach()` and `.to(...).detach()` while grad
-    mode is on and the tensor may require grad, also with operations that
+    mode is on and the tensor requires grad on some path, also with operations that
     autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`).
 
-    It needs evidence that the receiver is a torch tensor: a value the
-    inference knows as one, or a receiver of unknown kind in a file that does
-    not define a class with a `detach` method (a mixture model). Not reported
-    where the tensor cannot require grad: gradients (`p.grad`, a hook's saved
-    `self.gradients`), integer tensors (also a parameter annotated
-    `torch.LongTensor`), values made under `no_grad` or stored already
-    detached, and values past a guard that raises when they require grad.
+    It needs a source of grad on the path to the copy, the same evidence TCV101
+    needs: a module call outside `no_grad`, `requires_grad=True`, a parameter, a
+    value that `.backward()` runs through, the layer output a forward hook
+    receives, a parameter named or documented as a model's output, or what
+    same-file callers and returns carry. A model counts
+    as holding parameters that require grad where the file shows it: a layer of
+    torch, a module class of the file, a model handed in and called, a name or
+    `self` attribute whose `.parameters()` go to an optimizer or a gradient clip,
+    or `X.from_pretrained(...)` of a model class; not where the file freezes it
+    (`.freeze()`, `.requires_grad_(False)`). The message names the source.
+
+    Not reported where nothing shows grad (a value of unknown provenance, labels,
+    metric state), where the tensor cannot require grad (gradients, integer
+    tensors and results such as `argmax`, values made under `no_grad` or stored
+    already detached, values past a guard that raises when they require grad),
+    for `.cpu()` of a tensor known to be on the CPU and `.to(device)` of one placed
+    with that same `device` (`.to(device)`, `device=device`: it is the tensor
+    itself, and nothing is copied or recorded), and where a class of the file has its own
+    `detach` (a mixture model) and the receiver's kind is not known.
 
     ## Why is this bad?
     The device copy runs first and autograd records it (`ToCopyBackward0`) in a
@@ -43,18 +96,22 @@ class CpuBeforeDetach(Rule):
 
     ## Example
     ```python
-    arr = loss.cpu().detach().numpy()
+    model = torch.nn.Linear(3, 2).cuda()
+    scores = model(torch.ones(1, 3, device="cuda"))
+    arr = scores.cpu().detach().numpy()
     ```
 
     ## Use instead
     ```python
-    arr = loss.detach().cpu().numpy()
+    model = torch.nn.Linear(3, 2).cuda()
+    scores = model(torch.ones(1, 3, device="cuda"))
+    arr = scores.detach().cpu().numpy()
     ```
 
     ## Fix safety
     Safe on a known tensor: both orders give the same values, dtype, device and
     memory. Unsafe where the only evidence is the chain itself or a parameter's
-    annotation: another class's `.to()` and `.detach()` need not commute.
+    annotation or name: another class's `.to()` and `.detach()` need not commute.
     """
 
     code = "TCV103"
@@ -68,30 +125,38 @@ class CpuBeforeDetach(Rule):
         self._own_classes: bool | None = None
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        move = copy_before_detach(node)
+        if move is None:
             return
-        move = func.value
-        while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
-            move = move.func.value
-        if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
-            return
-        if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
-            return
-        receiver = move.func.value
+        receiver = move.func.value  # type: ignore[attr-defined]
         value = ctx.value(receiver)
-        if not ctx.grad_enabled or value.grad is Grad.NO or value.is_integer or holds_gradients(receiver, ctx):
-            return  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
+        if self.reportable(move, receiver, value, ctx, strict=False):
+            self.report(node, move, receiver, value, ctx, self.message)
+
+    def reportable(self, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, strict: bool) -> bool:
+        """Whether the copy is recorded: grad evidence on the path (``strict``: anything but known no grad)."""
+        # A source of grad on the path to the copy, as TCV101 needs one; unknown provenance is no evidence.
+        wanted = (Grad.YES, Grad.MAYBE, Grad.UNKNOWN) if strict else (Grad.YES, Grad.MAYBE)
+        if not ctx.grad_enabled or value.grad not in wanted or value.is_integer or holds_gradients(receiver, ctx):
+            return False  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
         if value.kind is Kind.UNKNOWN:
-            # The chain is the only evidence of a tensor: not in sight of own classes with these methods.
+            # Without a known kind (a parameter named `logits`, or nothing known at all): the chain says tensor,
+            # unless a class of the file has its own `detach` (a mixture model). An nn.Module has no `.detach()`.
             if self._own_classes is None:
                 self._own_classes = own_classes_may_have(_OWN_DETACH, ctx, imported=False, called=True)
             if self._own_classes:
-                return
+                return False
         elif value.kind is not Kind.TENSOR:
-            return
+            return False
+        if value.device is Device.CPU and _to_the_cpu(move, ctx):
+            return False  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
+        return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
+
+    def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
         safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
-        ctx.report(self, node, fix=self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE))
+        because, related = evidence(ctx, receiver, value, grad=True, device=False)
+        fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
+        ctx.report(self, node, message + because, fix, related)
 
     def _swap(self, move: ast.Call, detach: ast.Call, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(move.func)  # type: ignore[arg-type]

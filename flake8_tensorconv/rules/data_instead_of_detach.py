@@ -31,6 +31,17 @@ _PARAMETER_NAME_ENDINGS = ("weight", "weights", "bias")
 _PYTHON_VALUE_BUILTINS = frozenset(
     "float int bool complex str repr len round format hash id isinstance type print abs".split()
 )
+# Calls that convert a tensor argument to NumPy: NumPy's functions, and plotting (`plt.imshow(x)`,
+# `ax.plot(x)` call `np.asarray` on it, which `.numpy()` backs).
+_NUMPY_SINKS = ("numpy.", "matplotlib.")
+# Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
+_PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
+_ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
+# Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
+_MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
+# Words that name data by its role (an input, a target, ground truth): of unknown kind, no evidence of grad.
+_DATA_WORDS = frozenset({"input", "inputs", "target", "targets", "gt", "truth", "label", "labels"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -55,17 +66,30 @@ class DataInsteadOfDetach(Rule):
     ## What it does
     Flags `Tensor.data` used to take a tensor that can require grad out of
     autograd where an alias of it survives: a conversion chain that reaches
-    NumPy (`x.data.cpu().numpy()`), a chain that is bound, stored, returned or
-    handed on (`y = x.data.cpu()`), and an in-place write through `.data`
-    (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then `y.mul_(2)`) into a
-    computed tensor, which a graph may have saved.
+    NumPy (`x.data.cpu().numpy()`, also through a name converted later,
+    `w = x.data` then `w.numpy()`, a helper whose result is converted at once,
+    `to_cpu(x.data).numpy()`, a helper of the file that converts its parameter,
+    `tensor2im(x.data)`, or a plot, `plt.imshow(x.data)`), a chain that is
+    bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
+    write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
+    `y.mul_(2)`) into a computed tensor, which a graph may have saved (the
+    message names the step that makes it require grad; without one, as for a
+    value that is a parameter on one path and a buffer on another, it is silent).
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
-    gradient (`p.grad.data`, the items of a hook's saved `self.gradients`), a
-    buffer, an integer tensor, a data loader's batch or a value made under
-    `no_grad`. Where the kind of `x` is unknown, a torch-only method right after
-    `.data` (`x.data.cpu()`, not `x.data[0].numpy()`) is the evidence, and no
-    class of the file, or imported from its own package, may have its own `data`.
+    gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
+    saved `self.gradients`), a buffer (also a normalisation layer's
+    `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
+    a data loader's batch, a dataset's stored data, a tensor after
+    `requires_grad_(False)`, or a value made under `no_grad` (an item of one
+    too). Where the kind of `x` is unknown, a torch-only method right after
+    `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
+    `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
+    NumPy, is the evidence, and no class of the file, or imported from its own
+    package, may have its own `data`; a receiver named as data (`mel_input[0]`,
+    `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
+    never builds is called from other modules too: its same-file callers running
+    under `no_grad` do not make it grad-free.
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
@@ -78,7 +102,9 @@ class DataInsteadOfDetach(Rule):
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
-      `dst.copy_(...)`;
+      `dst.copy_(...)`, a move to the `meta` device (which holds no data);
+    - a chain whose array only gives a Python value: `.numpy().item()`,
+      `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`;
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and `x.data.detach()`, where
       `.detach()` is called anyway.
@@ -126,6 +152,7 @@ class DataInsteadOfDetach(Rule):
         super().__init__(settings)
         self._parents: dict[int, dict[int, ast.AST]] = {}
         self._own_classes: bool | None = None
+        self._helpers_converting: dict[tuple[int, str], bool] = {}
 
     def visit_Attribute(self, node: ast.Attribute, ctx: Context) -> None:
         if node.attr != "data" or not isinstance(node.ctx, ast.Load):
@@ -137,19 +164,29 @@ class DataInsteadOfDetach(Rule):
             return  # `.detach()` is called: `.data` is redundant there, not used instead of it
         receiver = node.value
         value = ctx.value(receiver)
+        if value.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+            return  # a dataset, an array, a project's object: its `data` is its own
         if value.grad is Grad.NO or value.is_integer or _cannot_require_grad(receiver, ctx) or self._iterates_gradients(receiver, ctx):
             return  # a gradient, a buffer, an integer tensor, a value made under no_grad
+        base = _chain_base(receiver)
+        base_value = ctx.value(base)
+        if base is not receiver and ((base_value.kind in (Kind.TENSOR, Kind.UNKNOWN) and base_value.grad is Grad.NO) or _cannot_require_grad(base, ctx)):
+            return  # an item or a copy of what holds no grad (`audio[0]` made under no_grad, `grads[0].cpu()`)
         known = value.kind is Kind.TENSOR
         if use is _Use.WRITTEN:
             # Writing into a leaf through `.data` is how parameters are updated (an optimizer's step,
             # an EMA copy, init); the write hides something only from a graph that saved the
             # computed tensor, or from a backward that follows in the same code.
-            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or (_is_leaf(receiver, value) and not self._graph_then_backward(node, ctx)):
+            if not known or value.grad not in (Grad.YES, Grad.MAYBE) or value.grad_origin is None:
+                return  # no step that makes the tensor require grad to name
+            if _is_leaf(receiver, value) and not self._graph_then_backward(node, ctx):
                 return
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
-        if not known and not (direct and after in _TORCH_CHAIN and self._unknown_may_be_tensor(receiver, ctx)):
+        if not known and not (
+            (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
+        ):
             return
         safe = known and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
@@ -177,11 +214,13 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return _Use.NUMPY, first, direct
+                    return (_Use.COPIED if _only_a_number_leaves(call, parents) else _Use.NUMPY), first, direct
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
                     return _Use.COPIED, first, direct  # a copy, a reduction, arithmetic...
+                if method == "to" and any(isinstance(a, ast.Constant) and a.value == "meta" for a in call.args):
+                    return _Use.COPIED, first, direct  # the meta device holds no data: nothing is shared
                 cast = _CASTS.get(method)
                 if cast in INTEGER_DTYPES or (cast is not None and source_dtype is not None and cast != source_dtype):
                     return _Use.COPIED, first, direct  # only a float tensor can require grad: an integer cast copies
@@ -241,13 +280,40 @@ class DataInsteadOfDetach(Rule):
                 return None
             if qualname.startswith("torch.") or qualname == "copy.deepcopy":
                 return _Use.COPIED
-            if qualname.startswith("numpy."):
-                return _Use.NUMPY
+            if qualname.startswith(_NUMPY_SINKS):
+                return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
             return _Use.COPIED
         if isinstance(func, ast.Attribute) and (_is_in_place(func.attr) or ctx.value(func.value).kind is Kind.TENSOR):
             return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
+        if _converted_at_once(call, self._parent_map(ctx)):
+            return _Use.NUMPY  # `to_cpu(x.data).numpy()`: what the helper returns goes to NumPy
+        if isinstance(func, ast.Name) and self._helper_converts(func.id, call, argument, ctx):
+            return _Use.NUMPY  # `tensor2im(x.data)`, a helper of this file that converts its parameter to NumPy
         return _Use.KEPT  # handed to code out of sight, which may keep it
+
+    def _helper_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
+        """Whether the same-file helper ``name`` converts the parameter that ``argument`` binds to NumPy (its
+        own view of it: `.numpy()` on the parameter, an item, a move or a reshape of it, or a name bound to one)."""
+        helper = ctx.facts.helpers.get(name)
+        if helper is None:
+            return False
+        positional = [*helper.args.posonlyargs, *helper.args.args]
+        if argument in call.args:
+            index = call.args.index(argument)  # type: ignore[arg-type]
+            if index >= len(positional) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                return False
+            parameter = positional[index].arg
+        else:
+            keyword = next((k for k in call.keywords if k.value is argument), None)
+            if keyword is None or keyword.arg is None:
+                return False
+            parameter = keyword.arg
+        key = (id(helper), parameter)
+        known = self._helpers_converting.get(key)
+        if known is None:
+            known = self._helpers_converting[key] = _converts_to_numpy(helper, parameter, ctx)
+        return known
 
     def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -266,6 +332,11 @@ class DataInsteadOfDetach(Rule):
             default=None,
         )
         read = any(after < position and (rebound is None or position < rebound) for position in scope.uses.reads.get(name, ()))
+        if read and any(
+            mention.method == "numpy" and after < _start(mention.node) and (rebound is None or _start(mention.node) < rebound)
+            for mention in scope.mentions(name)
+        ):
+            return _Use.NUMPY  # `w = p.data` then `w.numpy()`: the alias goes to NumPy
         return _Use.KEPT if read or isinstance(scope.node, ast.Module) else _Use.COPIED
 
     def _iterates_gradients(self, receiver: ast.expr, ctx: Context) -> bool:
@@ -311,11 +382,19 @@ class DataInsteadOfDetach(Rule):
             self._own_classes = own_classes_may_have(frozenset({"data"}), ctx, attributes=True)
         if self._own_classes:
             return False
-        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES:
-            receiver = receiver.func.value  # `x.view(n, -1).data.float()`: judged by `x`
+        while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _RESHAPES) or (
+            isinstance(receiver, ast.Subscript)
+        ):
+            # `x.view(n, -1).data.float()`, `out[0].data.cpu()`: judged by `x` and `out`
+            if isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) and isinstance(receiver.slice.value, str):
+                if _names_data(receiver.slice.value):
+                    return False  # `outputs["pitch_target"][0]`: the item is named as data
+            receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
+        if _names_data(name):
+            return False  # `mel_input[0].data.cpu()`: an input or a target, data that does not require grad
         return ctx.facts.imports_torch
 
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
@@ -347,6 +426,19 @@ def _is_leaf(receiver: ast.expr, value: Value) -> bool:
     return "param" in name or name.endswith(_PARAMETER_NAME_ENDINGS)
 
 
+def _names_data(name: str) -> bool:
+    """A name whose words give it the role of data (issue 10, class 4): an input, a target, ground truth, a label,
+    a loader's batch (``mel_input``, ``pitch_target_1``, ``energy_avg_gt``)."""
+    lowered = name.lower()
+    return not _DATA_WORDS.isdisjoint(lowered.split("_")) or lowered in K.DATA_PARAMETER_NAMES or lowered.endswith(K.DATA_PARAMETER_SUFFIXES)
+
+
+def _names_a_parameter(receiver: ast.expr) -> bool:
+    """``conv.weight``, ``model.fc.bias``: how a layer's parameters are read (evidence of a tensor that requires grad
+    where the layer's kind is unknown)."""
+    return isinstance(receiver, ast.Attribute) and receiver.attr in ("weight", "bias")
+
+
 def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
     """``p.grad`` (a gradient), or ``self.X`` registered as a buffer of the enclosing class.
 
@@ -373,6 +465,92 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
     }
+
+
+def _chain_base(receiver: ast.expr) -> ast.expr:
+    """``x`` of ``x[i]``, ``x[i].cpu()``, ``x.view(-1)``: what items, moves and reshapes start from (none of them
+    gives grad to what has none)."""
+    while True:
+        if isinstance(receiver, ast.Subscript):
+            receiver = receiver.value
+        elif isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _MOVES_AND_RESHAPES:
+            receiver = receiver.func.value
+        else:
+            return receiver
+
+
+def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """Whether the array of ``x.data....numpy()`` only gives a Python number or list: ``.item()``,
+    ``.tolist()``, or ``float(...)`` of it (an element, after indexing or reshaping)."""
+    node: ast.AST = numpy_call
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            node = parent
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False
+            if parent.attr in _PYTHON_VALUE_METHODS:
+                return True
+            if parent.attr not in _ARRAY_RESHAPES:
+                return False
+            node = call
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and isinstance(parent.func, ast.Name):
+            return parent.func.id in ("float", "int", "bool", "complex")
+        else:
+            return False
+
+
+def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) -> bool:
+    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot."""
+    views = {parameter}
+    assignments = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    for _ in range(2):  # a name bound to a view of a view
+        for node in assignments:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and _view_base(node.value, ctx) in views:
+                views.add(target.id)
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "numpy" and not node.args and _view_base(func.value, ctx) in views:
+            return True
+        qualname = ctx.qualname(func) or ""
+        if (qualname == "torch.Tensor.numpy" or qualname.startswith(_NUMPY_SINKS)) and node.args and _view_base(node.args[0], ctx) in views:
+            return True
+    return False
+
+
+def _view_base(node: ast.expr, ctx: Context) -> str | None:
+    """The name that ``node`` is a view of (``t[0].cpu().float()`` of ``t``), or None."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.ALIASING_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
+            node = node.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
+def _converted_at_once(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``helper(x.data).numpy()`` (or ``.cpu().numpy()``): the call's result goes to NumPy at once."""
+    node: ast.AST = call
+    while True:
+        parent = parents.get(id(node))
+        if not isinstance(parent, ast.Attribute):
+            return False
+        method = parents.get(id(parent))
+        if not (isinstance(method, ast.Call) and method.func is parent):
+            return False
+        if parent.attr == "numpy":
+            return True
+        if parent.attr not in ("cpu", "detach", "float", "contiguous"):
+            return False
+        node = method
 
 
 def _is_in_place(method: str) -> bool:

@@ -36,14 +36,22 @@ class LegacyConstructorCast(Rule):
     (`torch.Tensor(indices).long()`). Casts that lose nothing (bools, exact
     literals, integers into a wider type, float64 into float32, floats that are
     whole numbers by construction such as `np.hstack([np.zeros(n), np.ones(m)])`
-    or `np.eye(n)` into an integer type) are TCV211's, an opt-in rule.
+    or `np.eye(n)` into an integer type, a uint8 mask into `torch.BoolTensor`,
+    integers cast straight back that are whole numbers by construction
+    (`torch.Tensor(np.ones(n, dtype=int)).long()`), integer data divided at once,
+    `1.0 / torch.Tensor(counts)`, where true division makes floats anyway) are
+    TCV211's, an opt-in rule. So are floats read from a file (`np.loadtxt`,
+    `np.genfromtxt`, `np.load`, a column of one) into an integer type: whether
+    they are whole numbers (class ids written as floats) is the file's, not
+    visible. `np.full`'s dtype is its fill value's: with a fill of unknown type
+    (`np.full(shape, pad_id)`) the dtype is not visible.
 
     ## Why is this bad?
     The legacy constructors cast silently: `torch.Tensor` to the default float
     dtype, the typed ones to theirs. Integer labels become float32, `2**53 + 1`
     becomes `9007199254740992` (in float32 everything above `2**24` is rounded),
     `1.7` becomes `1` in a `LongTensor`, `256` becomes `0` in a `ByteTensor`,
-    `1e-50` becomes `0`; no warning is emitted.
+    `1e-50` becomes `0`, `2` becomes `True` in a `BoolTensor`; no warning is emitted.
 
     ## Example
     ```python
@@ -111,6 +119,8 @@ def _what_happens(cast: Cast, call: LegacyCall) -> str:
         )
     if source is None:
         loss = f"casts these literals to {target}, which does not hold them all: values are lost"
+    elif target == "bool":
+        loss = f"turns every nonzero {source} value into True (a 2 becomes True)"
     elif source in _EXACT_INTEGERS and target not in _EXACT_INTEGERS:
         loss = f"truncates {source} floats to {target}"
     elif source in _EXACT_INTEGERS:

@@ -26,7 +26,10 @@ class LegacyConstructorModernise(Rule):
     `torch.LongTensor`, ...) given a NumPy array or a sequence where the cast loses
     nothing visible: bools, integers into a wider integer type, float64 into
     float32, integers into a float type the author named (`torch.FloatTensor` of
-    an int32 0/1 feature matrix), number literals the dtype holds exactly, and
+    an int32 0/1 feature matrix), a uint8 mask into `torch.BoolTensor` (uint8 was
+    torch's mask dtype), integer data divided at once (`1.0 / torch.Tensor(counts)`),
+    number literals the dtype holds exactly, floats read from a file
+    (`np.loadtxt`) into an integer type (whole or not, the file decides), and
     data whose dtype is not visible (also `torch.Tensor(ids).long()`, where the
     integers are probably small enough for float32). Opt-in: it modernises the spelling; casts that can lose values are
     TCV201's.

@@ -52,9 +52,12 @@ class LegacyConstructorSize(Rule):
     computed from it, `len(layer(torch.Tensor(1, 3)).flatten())`); where a shape is only
     shown; and for a module's attribute that some initialiser of the file writes
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
-    `reset_parameters` or `init_weights`, a loop over `self.parameters()`). Where the
-    allocation goes somewhere it does not follow (a container, an attribute), it stays
-    silent. A parameter's module must derive from torch's or the file's own classes (a
+    `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
+    `nn.init.xavier_uniform_(a if c else b)`). `x.resize_as_(y)` keeps the allocation for
+    what follows (`.copy_(y)` writes it). Where the allocation goes somewhere it does not
+    follow (a container, an attribute, a function imported from the project's own
+    modules, which may keep or ignore it), it stays silent. A size named as a count
+    (`2 * self.out_features`) is read as a size. A parameter's module must derive from torch's or the file's own classes (a
     base from elsewhere, such as a pretrained-model class, may initialise every parameter)
     and be able to run: a library's class, or (for a class
     local to a function, such as a test's, or defined by a script or notebook) one whose

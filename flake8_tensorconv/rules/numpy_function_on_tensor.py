@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._numpy_call import device_risk, grad_risk
@@ -45,6 +46,8 @@ _BOOLEAN_UFUNCS = frozenset(
     "greater greater_equal less less_equal equal not_equal".split()
 )
 _UFUNCS = {**_UNARY_UFUNCS, **_BINARY_UFUNCS, **_TENSOR_PAIR_UFUNCS}
+# Reductions right after a boolean ufunc that read its uint8 result as they would a bool one.
+_REDUCED = re.compile(r"\.(?:any|all|sum)\(\s*\)")
 
 
 class NumpyFunctionOnTensor(Rule):
@@ -57,7 +60,10 @@ class NumpyFunctionOnTensor(Rule):
     `np.amax` and `np.amin`; the ufuncs are those with a torch counterpart
     (`np.isnan`, `np.exp`, `np.sqrt`, `np.greater`, `np.maximum`, ...). A float
     ufunc on a CPU tensor without grad (`np.sqrt(t.cpu())`) works, with NumPy 2's
-    deprecation warning about torch's `__array_wrap__`, and is left alone.
+    deprecation warning about torch's `__array_wrap__`, and is left alone; so is
+    a boolean ufunc on such a tensor whose result only feeds `.any()`, `.all()`
+    or `.sum()` at once (`np.isinf(pose).any()`), which read 0/1 as they read
+    `False`/`True`.
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's
@@ -119,7 +125,7 @@ class NumpyFunctionOnTensor(Rule):
         elif name in _UFUNCS and any(ctx.value(argument).kind is Kind.TENSOR for argument in node.args):
             # A float ufunc on a CPU tensor without grad works (NumPy 2 only warns about `__array_wrap__`):
             # reported where the result is a broken mask, or where the conversion can raise.
-            if name in _BOOLEAN_UFUNCS or any(
+            if (name in _BOOLEAN_UFUNCS and not _reduced_at_once(node, ctx)) or any(
                 grad_risk(ctx.value(argument), ctx) or device_risk(ctx.value(argument)) for argument in node.args
             ):
                 self._ufunc(node, name, ctx)
@@ -186,6 +192,13 @@ class NumpyFunctionOnTensor(Rule):
         if arity == 2 and ctx.value(node.args[0]).kind is not Kind.TENSOR:
             return None  # torch.gt(0, t) wants the tensor first
         return make_fix(Applicability.UNSAFE, f"Use `{function}()`", Edit(ctx.start(node.func), ctx.end(node.func), function))
+
+
+def _reduced_at_once(node: ast.Call, ctx: Context) -> bool:
+    """``np.isinf(t).any()``: the uint8 result only feeds a reduction that reads 0/1 as bool does (no mask)."""
+    source = ctx.source
+    after = source.text[source.offset(ctx.end(node)) : source.offset(ctx.end(node)) + 16]
+    return _REDUCED.match(after) is not None
 
 
 def _receiver_text(node: ast.expr, ctx: Context) -> str:

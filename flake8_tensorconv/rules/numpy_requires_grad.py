@@ -15,7 +15,17 @@ class NumpyRequiresGrad(Rule):
     settings such as `self.quants = quants`) is no grad source: its output
     requires grad only where its inputs do. A model handed to a class's
     `__init__` and stored on `self` (`self.model = model`, then `self.model(x)`
-    in another method) is a grad source, as a layer built there is.
+    in another method) is a grad source, as a layer built there is; so is a
+    model whose `.parameters()` the file hands to an optimizer or a gradient
+    clip (whatever class of another module it is), a model loaded with
+    `X.from_pretrained(...)`, a value that `.backward()` runs through, and the
+    layer output a function registered with `register_forward_hook` receives. A
+    model the file freezes (`.freeze()`, `.requires_grad_(False)`) is none.
+
+    A parameter named or documented as a model's output (`logits`, `preds`) is
+    evidence only where the function has no caller in the file (a public
+    function), and the message says that it is the name; where every caller is
+    in the file, what they pass decides.
 
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:

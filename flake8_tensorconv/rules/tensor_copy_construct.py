@@ -20,7 +20,9 @@ class TensorCopyConstruct(Rule):
     Flags `torch.tensor(t)` where `t` is already a tensor, also with
     `requires_grad=`, `dtype=` or `device=`. A parameter annotated `Tensor`
     whose callers are all in the file, none of them seen passing a tensor,
-    is not reported: the callers say what comes in, not the annotation.
+    is not reported: the callers say what comes in, not the annotation. Nor is
+    a value inside `if isinstance(x, C):` with `C` another library's class
+    (`NonTensorData`): there `x` is a `C`, whatever its annotation says.
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it

@@ -5,10 +5,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv import arrays
-from flake8_tensorconv.findings import Applicability, Fix
+from flake8_tensorconv.findings import Applicability, Fix, Related
 from flake8_tensorconv.rules._conversion import TENSOR_FROM_DATA, module_alias, single_data_argument
 from flake8_tensorconv.rules._legacy_constructor import LEGACY_CONSTRUCTORS, legacy_call
 from flake8_tensorconv.rules._legacy_constructor import TRIGGERS as LEGACY_TRIGGERS
+from flake8_tensorconv.rules._numpy_call import describe_origin
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Kind, Value
 
@@ -32,10 +33,18 @@ class TensorFromListOfArrays(Rule):
     legacy constructors `torch.Tensor`, `torch.FloatTensor`...) where `items` is a
     list of NumPy arrays: a list display or comprehension of arrays (nested ones
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
-    `map(np.load, paths)`, or a list built with `.append(array)`. The arrays are
+    `map(np.load, paths)`, or a list built with `.append(array)` or `+ [array]`. The arrays are
     made by NumPy, or by functions of other libraries known to return them
     (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...),
-    or values that `torch.from_numpy` accepted earlier (it raises on anything else).
+    or values that `torch.from_numpy` accepted earlier (it raises on anything else),
+    or the observations of a gym / gymnasium environment made in the file with an id
+    whose observation space is a `Box` (`gym.make("CartPole-v1")`: `env.reset()`,
+    `env.step(a)`). The arrays are followed through namedtuple, `NamedTuple` and
+    dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
+    classes: a replay buffer whose `push(transition)` is called on an instance
+    (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
+    methods read the container it fills (`random.sample(self.memory, n)`). The
+    message names the step that made the arrays.
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
@@ -78,14 +87,18 @@ class TensorFromListOfArrays(Rule):
     a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
     warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
-    without an axis): NumPy scalars too. A list of 0-d arrays is reported: `torch.tensor` raises
-    `TypeError: len() of unsized object` on it, and the fix makes it work.
+    without an axis), of element-wise functions of numbers (`np.sqrt(5) * k`) or
+    of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module, made from an id held in
+    a variable, or observing integers, tuples or dicts (`FrozenLake`, `Blackjack`)
+    are not followed, nor are buffers filled from another module. A list of 0-d
+    arrays is reported: `torch.tensor` raises `TypeError: len() of unsized object`
+    on it, and the fix makes it work.
     """
 
     code = "TCV204"
     name = "tensor-from-list-of-arrays"
     message = (
-        "`{name}()` of a list of NumPy arrays converts element by element (UserWarning: extremely slow); "
+        "`{name}()` of a list of NumPy arrays{evidence} converts element by element (UserWarning: extremely slow); "
         "stack the list into one array with `np.array()` first"
     )
     triggers = (*(f"{name}(" for name in sorted(TENSOR_FROM_DATA)), *LEGACY_TRIGGERS)
@@ -101,8 +114,9 @@ class TensorFromListOfArrays(Rule):
         elements = _array_elements(items, ctx)
         if elements is None:
             return
-        message = self.message.format(name=ctx.text(node.func))
-        ctx.report(self, node, message, self._fix(items, elements, node, ctx))
+        clause, related = _evidence(items, elements, ctx)
+        message = self.message.format(name=ctx.text(node.func), evidence=clause)
+        ctx.report(self, node, message, self._fix(items, elements, node, ctx), related)
 
     def _fix(self, items: ast.expr, elements: list[Value], call: ast.Call, ctx: Context) -> Fix | None:
         numpy = module_alias(ctx, "numpy")
@@ -118,6 +132,37 @@ class TensorFromListOfArrays(Rule):
             insertion(ctx.start(items), f"{numpy}.array("),
             insertion(ctx.end(items), ")"),
         )
+
+
+def _evidence(items: ast.expr, elements: list[Value], ctx: Context) -> tuple[str, tuple[Related, ...]]:
+    """Where the arrays come from, as a clause (" (`s_lst` holds arrays from `env.step(a)` on line 40)") and a related
+    location; nothing where the inference recorded no source step or the code at the call shows it."""
+    where = next((element.array_origin for element in elements if element.array_origin is not None), None)
+    if where is None:
+        return "", ()
+    what = describe_origin(ctx, where)
+    if isinstance(items, ast.Name):
+        subject = f"`{items.id}` holds arrays"
+    else:
+        shown = _shown_item(items, ctx)
+        if shown is not None and f"`{' '.join(ctx.text(shown).split())}`" == what:
+            return "", ()  # `[np.load(p) for p in paths]`: the call is right there
+        subject = f"`{ctx.text(shown)}` is an array" if shown is not None and _short(ctx.text(shown)) else "its items are arrays"
+    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
+    return f" ({subject} from {what} on {ctx.source.describe_line(where.line)})", (Related(start, end, f"a NumPy array: {what}"),)
+
+
+def _shown_item(items: ast.expr, ctx: Context) -> ast.expr | None:
+    """The item expression a display or comprehension shows (`obs` in `[obs]`, `t.state` in `[t.state for t in batch]`)."""
+    if isinstance(items, ast.ListComp):
+        return items.elt
+    if isinstance(items, (ast.List, ast.Tuple)):
+        return next((element for element in items.elts if ctx.value(element).array_origin is not None), None)
+    return None
+
+
+def _short(text: str) -> bool:
+    return len(text) <= 40 and "\n" not in text
 
 
 def _array_elements(items: ast.expr, ctx: Context) -> list[Value] | None:
