@@ -220,8 +220,9 @@ def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
 
     Notebooks are read through their converted ``.ipynb.py`` (what the labels name): the
     ``.ipynb`` files themselves are left out so that nothing is counted twice. A converted
-    notebook that does not parse as a whole is checked as the tool checks the notebook: cell by
-    cell, a cell that is not Python left out (see :func:`lint_as_cells`).
+    notebook that does not parse as a whole (a cell that is not Python, or IPython syntax the
+    converter misread) is checked as the tool checks the notebook: its own cells, a cell that is
+    not Python left out (see :func:`lint_as_cells`).
     """
     files = [path for path in discover(paths).files if path.endswith(".py")]
     findings: dict[str, list[Finding]] = {}
@@ -235,30 +236,38 @@ def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
 
 
 def lint_as_cells(path: str) -> list[Finding] | None:
-    """The findings of a converted notebook (``NAME.ipynb.py``) read as its cells, on the ``.py`` file's lines.
+    """The findings of a converted notebook (``NAME.ipynb.py``) as the tool finds them in the notebook, on the ``.py`` lines.
 
-    None when ``path`` is not a conversion of a notebook beside it.
+    The notebook's own cells are checked (the tool's handling of IPython syntax, not the converter's);
+    each cell's row ``r`` is line ``r`` of that cell's block in the ``.py`` file, where ``nb2py`` keeps one
+    line per line. None when ``path`` is not a conversion of a notebook beside it.
     """
-    from bench.corpus.nb2py import python_cells
+    from bench.corpus.nb2py import cell_lines, notebook_cells, python_cells
     from flake8_tensorconv.notebook import CellParseError, CodeCell, lint_cells
 
     if not path.endswith(".ipynb.py") or not os.path.isfile(path[: -len(".py")]):
         return None
     try:
-        with open(path[: -len(".py")], encoding="utf-8") as notebook:
-            cells = python_cells(json.load(notebook))
-        with open(path, encoding="utf-8") as converted:
-            if converted.read() != "\n\n".join(cells) + "\n":
+        with open(path[: -len(".py")], encoding="utf-8") as file:
+            notebook = json.load(file)
+        converted = python_cells(notebook)
+        with open(path, encoding="utf-8") as file:
+            if file.read() != "\n\n".join(converted) + "\n":
                 return None
+        sources = [
+            "\n".join(cell_lines(cell.get("source", cell.get("input", ""))))
+            for cell in notebook_cells(notebook)
+            if cell.get("cell_type") == "code"
+        ]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     first_lines = []
     line = 1
-    for text in cells:
+    for text in converted:
         first_lines.append(line)
         line += text.count("\n") + 2
     try:
-        found = lint_cells([CodeCell(number, text) for number, text in enumerate(cells)], Settings())
+        found = lint_cells([CodeCell(number, text) for number, text in enumerate(sources)], Settings())
     except CellParseError:
         return None
     moved = []
