@@ -42,7 +42,10 @@ class TensorFromListOfArrays(Rule):
     `env.step(a)`), or of any environment (made in another module, a helper, a
     wrapper, passed in) whose `observation_space.shape` the file reads: a space
     with a shape is a `Box` (a `Discrete` space has none to index, `Dict` and
-    `Tuple` spaces have `None`), so its observations are arrays. The arrays are followed through namedtuple, `NamedTuple` and
+    `Tuple` spaces have `None`), so its observations are arrays. An environment
+    handed to a function of the file observes arrays there too, and the lists a
+    function returns reach the parameters of a call they are unpacked into
+    (`train(*play(env))`). The arrays are followed through namedtuple, `NamedTuple` and
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
