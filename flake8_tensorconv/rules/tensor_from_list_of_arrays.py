@@ -45,7 +45,8 @@ class TensorFromListOfArrays(Rule):
     `Tuple` spaces have `None`), so its observations are arrays. An environment
     handed to a function of the file observes arrays there too, and the lists a
     function returns reach the parameters of a call they are unpacked into
-    (`train(*play(env))`). The arrays are followed through namedtuple, `NamedTuple` and
+    (`train(*play(env))`). The index arrays of `np.where(mask)` and
+    `np.nonzero(a)` (`np.where(mask)[0]`) are arrays too. The arrays are followed through namedtuple, `NamedTuple` and
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
