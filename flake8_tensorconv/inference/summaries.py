@@ -263,10 +263,11 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
         positional = positional[1:]
     call = site.call
     passed: dict[str, Value] = {}
-    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+    arguments = _positional_values(call, values)
+    if arguments is None or any(keyword.arg is None for keyword in call.keywords):
         return {arg.arg: UNKNOWN for arg in [*positional, *args.kwonlyargs]}
-    for parameter, argument in zip(positional, call.args):
-        passed[parameter.arg] = values.get(id(argument), UNKNOWN)
+    for parameter, value in zip(positional, arguments):
+        passed[parameter.arg] = value
     for keyword in call.keywords:
         passed[keyword.arg] = values.get(id(keyword.value), UNKNOWN)  # type: ignore[index]
     defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
@@ -276,6 +277,21 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
             default = defaults.get(parameter.arg)
             literal = isinstance(default, ast.Constant)
             passed[parameter.arg] = Value(kind=Kind.OTHER, grad=Grad.NO, device=Device.CPU) if literal else UNKNOWN
+    return passed
+
+
+def _positional_values(call: ast.Call, values: dict[int, Value]) -> list[Value] | None:
+    """What a call passes by position; ``*x`` counts where ``x`` is a tuple of known length
+    (``train(*generate_session(env))``), else nothing is known of the positions (None)."""
+    passed: list[Value] = []
+    for argument in call.args:
+        if not isinstance(argument, ast.Starred):
+            passed.append(values.get(id(argument), UNKNOWN))
+            continue
+        unpacked = values.get(id(argument.value), UNKNOWN)
+        if unpacked.kind is not Kind.SEQUENCE or unpacked.elements is None:
+            return None
+        passed.extend(unpacked.elements)
     return passed
 
 
@@ -310,6 +326,8 @@ def call_context(
             continue
         if value.kind in _CONTEXT_KINDS or (value.kind is Kind.UNKNOWN and value.grad is not Grad.UNKNOWN):
             bound[name] = value
+        elif Fact.ENVIRONMENT in value.facts:
+            bound[name] = value  # `generate_session(env)`: what its reset() / step() observe
         if isinstance(expression, ast.Constant) and isinstance(expression.value, bool) and name not in rebound:
             literals[name] = expression
     return bound, literals
