@@ -12,11 +12,13 @@ from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
     arange_dtype,
+    as_data,
     attribute_key,
     device_from,
     dtype_of_expression,
     element_of,
     grad_operands,
+    iterates_a_loader,
     kwarg,
     literal_bool,
     root_name,
@@ -104,6 +106,8 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id == "next" and node.args and iterates_a_loader(node.args[0], self._loader_binding):
+            return as_data(element_of(args[0]))  # `images, labels = next(iter(train_loader))`: a batch of data
         if isinstance(func, ast.Name) and func.id in ("next", "iter") and args and args[0].kind in (Kind.ITERABLE, Kind.SEQUENCE):
             return element_of(args[0]) if func.id == "next" else args[0]  # `next(model.parameters())`
         if isinstance(func, ast.Name) and func.id == "range":

@@ -171,6 +171,8 @@ class ExpressionsMixin:
             if name == "dtype":
                 return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype, facts=receiver.facts & {arrays.NON_NATIVE})
             return OTHER
+        if receiver.kind is Kind.UNKNOWN and receiver.grad is Grad.NO and name in ("T", "mT", "real", "data"):
+            return Value(grad=Grad.NO)  # a transpose or a view of what holds no grad (a batch of data) holds none
         return UNKNOWN
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:

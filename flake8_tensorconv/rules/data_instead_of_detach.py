@@ -36,6 +36,8 @@ _PYTHON_VALUE_BUILTINS = frozenset(
 _NUMPY_SINKS = ("numpy.", "matplotlib.")
 # Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Calls that copy the array they are given (`np.array` unless `copy=False`).
+_COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
@@ -160,8 +162,8 @@ class DataInsteadOfDetach(Rule):
         use, after, direct = self._use(node, ctx)
         if use in (_Use.COPIED, _Use.PARAMETER) or (use is _Use.KEPT and after not in _TORCH_CHAIN):
             return  # a plain `x.data` that is only read (handed on, returned, bound) hides no write
-        if after == "detach" and use is not _Use.WRITTEN:
-            return  # `.detach()` is called: `.data` is redundant there, not used instead of it
+        if use is not _Use.WRITTEN and (after == "detach" or _detached_later(node, self._parent_map(ctx))):
+            return  # `.detach()` is called in the chain: `.data` is redundant there, not used instead of it
         receiver = node.value
         value = ctx.value(receiver)
         if value.kind not in (Kind.TENSOR, Kind.UNKNOWN):
@@ -214,7 +216,7 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return (_Use.COPIED if _only_a_number_leaves(call, parents) else _Use.NUMPY), first, direct
+                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx) else _Use.NUMPY), first, direct
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -479,9 +481,31 @@ def _chain_base(receiver: ast.expr) -> ast.expr:
             return receiver
 
 
-def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> bool:
-    """Whether the array of ``x.data....numpy()`` only gives a Python number or list: ``.item()``,
-    ``.tolist()``, or ``float(...)`` of it (an element, after indexing or reshaping)."""
+def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``.detach()`` is called further along the chain of views that starts at ``x.data``
+    (``x.data.cpu().detach().numpy()``): the chain detaches anyway, `.data` adds nothing to hide."""
+    node: ast.AST = data
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            node = parent
+            continue
+        if not isinstance(parent, ast.Attribute):
+            return False
+        call = parents.get(id(parent))
+        if not (isinstance(call, ast.Call) and call.func is parent):
+            return False
+        if parent.attr == "detach":
+            return True
+        if parent.attr not in K.ALIASING_METHODS or parent.attr == "numpy":
+            return False
+        node = call
+
+
+def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
+    """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
+    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
     while True:
         parent = parents.get(id(node))
@@ -491,13 +515,18 @@ def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> 
             call = parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
                 return False
-            if parent.attr in _PYTHON_VALUE_METHODS:
+            if parent.attr in _PYTHON_VALUE_METHODS or parent.attr == "copy":
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
-        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and isinstance(parent.func, ast.Name):
-            return parent.func.id in ("float", "int", "bool", "complex")
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex"):
+                return True
+            if ctx.qualname(parent.func) not in _COPYING_CALLS:
+                return False
+            copy = next((keyword.value for keyword in parent.keywords if keyword.arg == "copy"), None)
+            return not (isinstance(copy, ast.Constant) and copy.value is False)
         else:
             return False
 
