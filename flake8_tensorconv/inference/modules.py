@@ -115,6 +115,7 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     from flake8_tensorconv.inference.interpreter import Interpreter
 
     attributes: dict[str, Value] = {}
+    stored_elsewhere: set[str] | None = None
     for statement in cls.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
             interpreter = Interpreter(facts, listener=None)
@@ -126,7 +127,35 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                     value.kind is Kind.OTHER and value.instance_of in facts.plain_classes
                 ):
                     attributes[target] = join(attributes[target], value) if target in attributes else value
+            # Storage that `__init__` allocates (`self.buf_state = torch.empty(...)`, a replay buffer's) wherever it
+            # binds the name, and that no other method rebinds, is data: filling it item by item gives it no grad
+            # source. Where it lives is left unknown (a device argument may change between instances).
+            storage: dict[str, bool] = {}
+            for target, value in interpreter.attribute_stores:
+                made = value.kind is Kind.TENSOR and value.grad is Grad.NO and not value.facts
+                storage[target] = storage.get(target, True) and made
+            for target, made in storage.items():
+                if made and target not in attributes:
+                    if stored_elsewhere is None:
+                        stored_elsewhere = _stored_outside_init(cls)
+                    if target not in stored_elsewhere:
+                        values = [value for name, value in interpreter.attribute_stores if name == target]
+                        joined = values[0]
+                        for value in values[1:]:
+                            joined = join(joined, value)
+                        attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
     return attributes
+
+
+def _stored_outside_init(cls: ast.ClassDef) -> set[str]:
+    """Names of ``self`` attributes that a method other than ``__init__`` binds (``self.x = ...``, ``self.x += ...``)."""
+    return {
+        node.attr
+        for method in cls.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
 
 
 # Calls that give a module parameters or submodules other than by `self.x = ...`.
