@@ -134,7 +134,10 @@ class CallsMixin:
             returned = self._method_return(self.state.class_name, func.attr)
             if returned is not None:
                 return returned
-        elif receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes:
+        elif (receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes) or (
+            receiver.kind is Kind.MODULE and receiver.instance_of in self.facts.module_classes and func.attr not in ("forward", "__call__")
+        ):
+            # `agent.act(obs)`, `self.policy_old.act(state)`: a method of a class of the file, whose return is summarised.
             returned = self._method_return(receiver.instance_of, func.attr)
             if returned is not None:
                 return returned
