@@ -82,7 +82,11 @@ class DataInsteadOfDetach(Rule):
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
     saved `self.gradients`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
-    a data loader's batch, a dataset's stored data, a tensor after
+    a data loader's batch (also through a name bound to one, or
+    `next(iter(loader))`), a dataset's stored data, storage that `__init__`
+    allocates with a factory and no other method rebinds (a replay buffer's),
+    the output of a model of the file whose weights are plain tensors (no
+    `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
     too). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
@@ -105,11 +109,13 @@ class DataInsteadOfDetach(Rule):
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
       `dst.copy_(...)`, a move to the `meta` device (which holds no data);
-    - a chain whose array only gives a Python value: `.numpy().item()`,
-      `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`;
+    - a chain whose array only gives a Python value or a copy made at once:
+      `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
+      `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
+      `.numpy().copy()`;
     - a plain `x.data` that is only read (printed, handed to a function,
-      returned, bound and never written), and `x.data.detach()`, where
-      `.detach()` is called anyway.
+      returned, bound and never written), and a chain that calls `.detach()`
+      anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
 
     ## Why is this bad?
     `.data` shares memory with `x` but hides changes from autograd's version

@@ -52,7 +52,8 @@ class WriteThroughSharedArray(Rule):
     `t.detach().cpu().numpy()` or `np.asarray(t)` while the tensor `t` is still
     used afterwards, before its name is bound to another tensor (or belongs to the
     caller: a parameter, also when the array is bound to the parameter's own name,
-    `x = x.detach().numpy()`). A dtype cast
+    `x = x.detach().numpy()`). An array made from one item, `preds[0].numpy()`,
+    is not read back through another constant item (`preds[1]`). A dtype cast
     in the chain (`t.detach().float().numpy()`) returns the tensor itself when the
     dtype already matches: where that dtype is not known the write is reported as
     one that may reach the tensor; a cast known to change the dtype copies.
