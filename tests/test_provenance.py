@@ -551,6 +551,23 @@ CASES = {
                 seen = self.outputs[:2].cpu().data.numpy()  # expect: TCV104
                 return kept, seen
     """,
+    "what_a_torchvision_transform_makes_is_data": """
+        import torch
+        import torchvision.transforms as transforms
+
+        transform = transforms.Compose([transforms.ToTensor()])
+
+        def as_picture(original_image):
+            return original_image.permute(1, 2, 0).data.cpu().numpy()
+
+        def show(train_loader, model):
+            for images, labels in train_loader:
+                scores = model(images).data.cpu().numpy()  # expect: TCV104
+
+        image = transform(load())
+        pixels = image.data.cpu().numpy()
+        picture = as_picture(image)
+    """,
     "a_guard_that_raises_on_requires_grad": """
         import torch
 

@@ -86,6 +86,8 @@ class CallsMixin:
         if isinstance(func, ast.Attribute) and receiver is not None:
             return self._call_on(receiver, func, node, args, keywords)
         callee = self.value_of(func)
+        if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
+            return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
         if callee.kind is Kind.MODULE:
             return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
@@ -146,6 +148,8 @@ class CallsMixin:
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname.startswith(K.DATASET_MODULES):
             return OTHER  # a dataset object: its `data` and `targets` are stored data
+        if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
