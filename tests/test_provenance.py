@@ -568,6 +568,17 @@ CASES = {
         pixels = image.data.cpu().numpy()
         picture = as_picture(image)
     """,
+    "a_torchvision_datasets_stored_labels_and_their_items_are_data": """
+        import torch
+        import torchvision
+
+        test_data = torchvision.datasets.MNIST(root="./mnist/", train=False)
+        test_y = test_data.test_labels[:2000]
+
+        def accuracy(model, x):
+            pred = model(x).data.numpy()  # expect: TCV104
+            return float((pred == test_y.data.numpy()).sum())
+    """,
     "a_guard_that_raises_on_requires_grad": """
         import torch
 

@@ -147,7 +147,7 @@ class CallsMixin:
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname.startswith(K.DATASET_MODULES):
-            return OTHER  # a dataset object: its `data` and `targets` are stored data
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a dataset object: its `data` and `targets` are stored data
         if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
         if qualname in K.PARAMETER_CLASSES:
