@@ -99,6 +99,8 @@ BOOL_RESULT_METHODS = frozenset(
 NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
 # Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
 DATASET_MODULES = ("torchvision.datasets.",)
+# Data transforms (torchvision's `Compose`, `ToTensor`, `Normalize`...): what they make of an image is data, without grad.
+TRANSFORM_MODULES = ("torchvision.transforms.",)
 # Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what
 # holds no grad gives none, whatever the receiver is.
 SHAPE_METHODS = frozenset("squeeze reshape view transpose flatten ravel swapaxes expand repeat copy".split())

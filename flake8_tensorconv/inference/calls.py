@@ -12,11 +12,13 @@ from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
     arange_dtype,
+    as_data,
     attribute_key,
     device_from,
     dtype_of_expression,
     element_of,
     grad_operands,
+    iterates_a_loader,
     kwarg,
     literal_bool,
     root_name,
@@ -84,6 +86,8 @@ class CallsMixin:
         if isinstance(func, ast.Attribute) and receiver is not None:
             return self._call_on(receiver, func, node, args, keywords)
         callee = self.value_of(func)
+        if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
+            return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
         if callee.kind is Kind.MODULE:
             return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
@@ -104,6 +108,8 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id == "next" and node.args and iterates_a_loader(node.args[0], self._loader_binding):
+            return as_data(element_of(args[0]))  # `images, labels = next(iter(train_loader))`: a batch of data
         if isinstance(func, ast.Name) and func.id in ("next", "iter") and args and args[0].kind in (Kind.ITERABLE, Kind.SEQUENCE):
             return element_of(args[0]) if func.id == "next" else args[0]  # `next(model.parameters())`
         if isinstance(func, ast.Name) and func.id == "range":
@@ -130,7 +136,10 @@ class CallsMixin:
             returned = self._method_return(self.state.class_name, func.attr)
             if returned is not None:
                 return returned
-        elif receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes:
+        elif (receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes) or (
+            receiver.kind is Kind.MODULE and receiver.instance_of in self.facts.module_classes and func.attr not in ("forward", "__call__")
+        ):
+            # `agent.act(obs)`, `self.policy_old.act(state)`: a method of a class of the file, whose return is summarised.
             returned = self._method_return(receiver.instance_of, func.attr)
             if returned is not None:
                 return returned
@@ -138,7 +147,9 @@ class CallsMixin:
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname.startswith(K.DATASET_MODULES):
-            return OTHER  # a dataset object: its `data` and `targets` are stored data
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a dataset object: its `data` and `targets` are stored data
+        if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES

@@ -132,6 +132,8 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if receiver.kind is Kind.OTHER and (receiver.instance_of or "").startswith(K.DATASET_MODULES):
+            return Value(grad=Grad.NO)  # `test_data.test_labels`, `train_set.data`: a dataset's stored data
         if name == "grad" and receiver.kind is Kind.UNKNOWN:
             return Value(grad=Grad.NO)  # a gradient (`layer.grad`), whatever holds it, does not require grad
         if name in K.NORM_BUFFER_ATTRIBUTES and receiver.kind in (Kind.UNKNOWN, Kind.MODULE):
@@ -171,6 +173,8 @@ class ExpressionsMixin:
             if name == "dtype":
                 return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype, facts=receiver.facts & {arrays.NON_NATIVE})
             return OTHER
+        if receiver.kind is Kind.UNKNOWN and receiver.grad is Grad.NO and name in ("T", "mT", "real", "data"):
+            return Value(grad=Grad.NO)  # a transpose or a view of what holds no grad (a batch of data) holds none
         return UNKNOWN
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
@@ -203,6 +207,8 @@ class ExpressionsMixin:
             if isinstance(index, ast.Slice):
                 return container
             return element_of(container)
+        if container.kind is Kind.UNKNOWN and container.grad is Grad.NO and not container.facts:
+            return Value(grad=Grad.NO)  # an item or a slice of what holds no grad (a dataset's labels, a batch)
         return UNKNOWN
 
     def expr_Starred(self, node: ast.Starred) -> Value:
