@@ -351,6 +351,10 @@ class CallsMixin:
             if kind is Kind.TENSOR:
                 return tensor(Grad.NO, receiver.device)
             return Value(grad=Grad.NO)
+        if kind is Kind.UNKNOWN and name in K.MODULE_RETURNING_ITSELF and self._imported_instance(node.func.value):  # type: ignore[attr-defined]
+            # `Meta(args).to(device)`: an instance of another module's class, moved or cast, is a module (no tensor is
+            # made by calling a project's class); what its other methods return is not known.
+            return self._module_method(Value(kind=Kind.MODULE, grad=Grad.NO), name, node, args, keywords)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):
@@ -365,6 +369,18 @@ class CallsMixin:
         if kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, name, node)
         return UNKNOWN
+
+    def _imported_instance(self, expression: ast.expr) -> bool:
+        """``Meta(args)``: a call of a class imported from outside torch and NumPy (a CamelCase name)."""
+        if not isinstance(expression, ast.Call):
+            return False
+        func = expression.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        qualname = self.facts.qualname(func)
+        return (
+            name[:1].isupper() and not name.isupper() and qualname is not None
+            and not qualname.startswith(("torch.", "numpy.", "tensorflow.", "jax."))
+        )
 
     def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
         """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""

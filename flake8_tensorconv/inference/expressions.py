@@ -114,7 +114,9 @@ class ExpressionsMixin:
         one the file freezes (``.freeze()``, ``.requires_grad_(False)``) holds none that require grad."""
         if value.kind is Kind.MODULE and Fact.PARAMETRIZED in value.facts and key in self.facts.frozen_models:
             return value.with_(facts=value.facts - {Fact.PARAMETRIZED})  # frozen: its outputs require grad only through its inputs
-        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN)
+        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN) or (
+            value.kind is Kind.MODULE and not value.facts  # another module's class, moved: its parameters are not known
+        )
         if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
             return model_parameter().with_(device=value.device, device_origin=value.device_origin)
         return value

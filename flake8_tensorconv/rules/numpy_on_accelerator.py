@@ -21,7 +21,9 @@ class NumpyOnAccelerator(Rule):
     what they pass decides. As for TCV101, a private function, a prediction
     scored against ground truth it converts too, and a docstring that names a
     property of an output ("shape of the output of the network") are no such
-    evidence.
+    evidence. An instance of another module's class moved with `.to(device)`
+    (`MyNet(3).to(device)`) is a module on that device, so its outputs may be
+    on a GPU; what its other methods return is unknown.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises
