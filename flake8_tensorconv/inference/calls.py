@@ -51,6 +51,10 @@ def _pretrained_model_class(cls: ast.expr) -> bool:
     return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
 
 
+# What a tensor and an nn.Module both have: moves and casts that return the object moved.
+_MOVES_AND_CASTS = K.MODULE_RETURNING_ITSELF & K.TORCH_ONLY_METHODS
+
+
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
@@ -351,7 +355,7 @@ class CallsMixin:
             if kind is Kind.TENSOR:
                 return tensor(Grad.NO, receiver.device)
             return Value(grad=Grad.NO)
-        if kind is Kind.UNKNOWN and name in K.MODULE_RETURNING_ITSELF and self._imported_instance(node.func.value):  # type: ignore[attr-defined]
+        if kind is Kind.UNKNOWN and name in _MOVES_AND_CASTS and self._imported_instance(node.func.value):  # type: ignore[attr-defined]
             # `Meta(args).to(device)`: an instance of another module's class, moved or cast, is a module (no tensor is
             # made by calling a project's class); what its other methods return is not known.
             return self._module_method(Value(kind=Kind.MODULE, grad=Grad.NO), name, node, args, keywords)
