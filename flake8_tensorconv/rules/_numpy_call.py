@@ -68,7 +68,8 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
             clauses.append(f"{who} requires grad: {what} runs on {line}")
         elif what.startswith(_PARAMETER_EVIDENCE):  # no step in sight: the parameter's name or docstring
             clauses.append(f"{who} is {what} on {line}, so it may require grad")
-        elif (value.facts or (ctx.value(subject).facts if subject is not None else frozenset())) & _LEAF_FACTS:  # a parameter or `requires_grad=True` requires grad whatever the grad mode
+        elif (value.facts or (ctx.value(subject).facts if subject is not None else frozenset())) & _LEAF_FACTS:
+            # A parameter or a `requires_grad=True` leaf requires grad whatever the grad mode it was made in.
             clauses.append(f"{who} requires grad in any grad mode: it comes from {what} on {line}")
         else:
             clauses.append(f"{who} comes from {what} on {line}, outside `no_grad`")
