@@ -922,6 +922,42 @@ CASES = {
         first, reward, done, info = old_api.step([0.0]) if index else old_api.reset()
         mixed = torch.tensor([first])
     """,
+    "an_imported_class_moved_to_a_device_is_a_module_not_a_tensor": """
+        import numpy as np
+        import torch
+        from meta import Meta
+        from nets import MyNet
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        maml = Meta(3).to(device)
+        accs = []
+        for _ in range(3):
+            accs.append(maml.finetunning(torch.ones(2)))
+        mean = np.array(accs).mean(axis=0)
+        model = MyNet(3).to(device)
+        out = model(torch.ones(2).to(device))
+        with torch.no_grad():
+            scores = model(torch.ones(2).to(device)).numpy()  # expect: TCV102
+    """,
+    "a_gradient_a_private_helper_and_a_metric_are_no_model_outputs": """
+        import torch
+
+        class Quantise(torch.autograd.Function):
+            @staticmethod
+            def backward(ctx, grad_output):
+                return torch.from_numpy(grad_output.cpu().numpy())
+
+        def _write(logits):
+            return logits.cpu().numpy()
+
+        def roc_auc_compute_fn(y_preds: torch.Tensor, y_targets: torch.Tensor):
+            return y_preds.cpu().numpy(), y_targets.cpu().numpy()
+
+        def export(logits: torch.Tensor):
+            return logits.cpu().numpy()  # expect: TCV101
+
+        WRITERS = [_write]
+    """,
 }
 
 

@@ -53,6 +53,10 @@ def _pretrained_model_class(cls: ast.expr) -> bool:
     return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
 
 
+# What a tensor and an nn.Module both have: moves and casts that return the object moved.
+_MOVES_AND_CASTS = K.MODULE_RETURNING_ITSELF & K.TORCH_ONLY_METHODS
+
+
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
@@ -362,6 +366,10 @@ class CallsMixin:
             if kind is Kind.TENSOR:
                 return tensor(Grad.NO, receiver.device)
             return Value(grad=Grad.NO)
+        if kind is Kind.UNKNOWN and name in _MOVES_AND_CASTS and self._imported_instance(node.func.value):  # type: ignore[attr-defined]
+            # `Meta(args).to(device)`: an instance of another module's class, moved or cast, is a module (no tensor is
+            # made by calling a project's class); what its other methods return is not known.
+            return self._module_method(Value(kind=Kind.MODULE, grad=Grad.NO), name, node, args, keywords)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):
@@ -384,6 +392,18 @@ class CallsMixin:
         receiver = func.value if isinstance(func, ast.Attribute) else None
         last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
         return last is not None and last in self.facts.shaped_environments
+
+    def _imported_instance(self, expression: ast.expr) -> bool:
+        """``Meta(args)``: a call of a class imported from outside torch and NumPy (a CamelCase name)."""
+        if not isinstance(expression, ast.Call):
+            return False
+        func = expression.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        qualname = self.facts.qualname(func)
+        return (
+            name[:1].isupper() and not name.isupper() and qualname is not None
+            and not qualname.startswith(("torch.", "numpy.", "tensorflow.", "jax."))
+        )
 
     def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
         """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""

@@ -48,6 +48,10 @@ _CONTAINER_ANNOTATIONS = frozenset(
 )
 
 
+# Operators torch defines on integer and bool tensors only.
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+
+
 class ExpressionsMixin:
     def eval(self, node: ast.expr) -> Value:
         handler = getattr(self, "expr_" + type(node).__name__, None)
@@ -110,7 +114,9 @@ class ExpressionsMixin:
         one the file freezes (``.freeze()``, ``.requires_grad_(False)``) holds none that require grad."""
         if value.kind is Kind.MODULE and Fact.PARAMETRIZED in value.facts and key in self.facts.frozen_models:
             return value.with_(facts=value.facts - {Fact.PARAMETRIZED})  # frozen: its outputs require grad only through its inputs
-        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN)
+        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN) or (
+            value.kind is Kind.MODULE and not value.facts  # another module's class, moved: its parameters are not known
+        )
         if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
             return model_parameter().with_(device=value.device, device_origin=value.device_origin)
         return value
@@ -303,6 +309,11 @@ class ExpressionsMixin:
         left, right = self.eval(node.left), self.eval(node.right)
         if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
             return concatenated(left, right)
+        if isinstance(node.op, _BITWISE) and Kind.TENSOR in (left.kind, right.kind):
+            # `a & b`, `a | b`, `a << 2`: torch defines these on integer and bool tensors only, which never require grad.
+            tensors = [value for value in (left, right) if value.kind is Kind.TENSOR]
+            dtype = left.dtype if left.dtype == right.dtype else None
+            return tensor(Grad.NO, any_device([v.device for v in tensors]), dtype, device_origin=device_origin_of(tensors))
         return self._binary(left, right)
 
     def _binary(self, left: Value, right: Value, in_place: bool = False) -> Value:
@@ -337,6 +348,8 @@ class ExpressionsMixin:
         operand = self.eval(node.operand)
         if isinstance(node.op, ast.Not):
             return OTHER
+        if isinstance(node.op, ast.Invert) and operand.kind is Kind.TENSOR:
+            return operand.with_(grad=Grad.NO, grad_origin=None, shares_with=None, facts=frozenset())  # integer or bool only
         return operand.with_(shares_with=None, facts=frozenset())
 
     def expr_Compare(self, node: ast.Compare) -> Value:

@@ -145,6 +145,8 @@ class FileFacts:
         self.plain_classes: set[str] = set()
         # LightningModule subclasses: their evaluation hooks run with grad disabled.
         self.lightning_classes: set[str] = set()
+        # torch.autograd.Function subclasses: their forward and backward run with grad disabled.
+        self.autograd_function_classes: set[str] = set()
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
@@ -297,6 +299,7 @@ def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
                     changed = True
                     break
     facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
+    facts.autograd_function_classes = _subclasses(classes, K.AUTOGRAD_FUNCTION_BASES, facts)
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)

@@ -50,6 +50,10 @@ class StatementsMixin:
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
             grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        if class_name in self.facts.autograd_function_classes and node.name in K.AUTOGRAD_FUNCTION_NO_GRAD_METHODS:
+            # torch runs a custom Function's forward and backward with grad mode off; backward only sees grad mode on
+            # in a double backward (`create_graph=True`), which the file would have to ask for.
+            grad_enabled = node.name == "backward" and "create_graph=True" in (self.facts.text or "")
         args = node.args
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         bound_first = class_name is not None and not is_staticmethod(node)
