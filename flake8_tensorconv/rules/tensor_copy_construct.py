@@ -22,7 +22,9 @@ class TensorCopyConstruct(Rule):
     whose callers are all in the file, none of them seen passing a tensor,
     is not reported: the callers say what comes in, not the annotation. Nor is
     a value inside `if isinstance(x, C):` with `C` another library's class
-    (`NonTensorData`): there `x` is a `C`, whatever its annotation says.
+    (`NonTensorData`): there `x` is a `C`, whatever its annotation says. Nor is
+    a parameter annotated `Tensor` that its function hands (or a slice of it)
+    to `torch.from_numpy`, which accepts only arrays: the code says it is an array.
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it
