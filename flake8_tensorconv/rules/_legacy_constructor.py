@@ -314,6 +314,7 @@ class Initialisation:
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
         self._relative: frozenset[str] | None = None  # names imported from the package's own modules
         self._display_names: dict[str, list[ast.expr]] | None = None
+        self._builders: dict[str, list[ast.ClassDef]] | None = None  # a called name -> the classes calling it
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -554,12 +555,17 @@ class Initialisation:
     def _built_by(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
         """The other classes of the file that build ``cls`` as a submodule (``self.gnn = GNN(...)``), and the
         classes that build those: ``outer.parameters()`` holds the parameters of ``cls`` too."""
+        if self._builders is None:
+            self._builders = {}
+            for node in ast.walk(self.tree):  # once per file: the classes whose code calls each name
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    builder = self.classes.get(id(node))
+                    if builder is not None:
+                        self._builders.setdefault(node.func.id, []).append(builder)
         builders: list[ast.ClassDef] = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name:
-                builder = self.classes.get(id(node))
-                if builder is not None and builder is not cls and builder not in builders:
-                    builders.append(builder)
+        for builder in self._builders.get(cls.name, ()):
+            if builder is not cls and builder not in builders:
+                builders.append(builder)
         if depth < 3:
             for builder in list(builders):
                 builders.extend(outer for outer in self._built_by(builder, depth + 1) if outer not in builders)
