@@ -780,7 +780,7 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
         # `Tensor(np.hstack([np.zeros(n, dtype=int), np.ones(m, dtype=int)])).long()`: 0/1 integers come back
         # exactly; `1.0 / Tensor(counts)`: true division makes floats of integers anyway.
         verdict = KEEPS
-    if verdict == CHANGES and _literal_array(argument, ctx, statement):
+    if verdict == CHANGES and _literal_array(argument, ctx):
         # `torch.Tensor(np.array([[-1, 0], [0, 1]]))`: an array of literals is a display of literals written
         # through NumPy; like `torch.Tensor([[-1, 0], [0, 1]])`, meant as floats and held exactly.
         verdict = KEEPS
@@ -898,16 +898,10 @@ def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int) 
     return True
 
 
-def _literal_array(node: ast.expr, ctx: Context, before: ast.AST) -> bool:
-    """``np.array([[-1, 0], [0, 1]])`` without a dtype (also through a name every binding of which before
-    ``before`` is one, never written in place): integer literals that float32 holds exactly."""
-    if isinstance(node, ast.Name):
-        bindings = ctx.scope.before(node.id, before)
-        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
-            binding.value is not None and binding.value is not node and not ctx.scope.written_in_place_after(node.id, binding.value)
-            and _literal_array(binding.value, ctx, binding.value)
-            for binding in bindings
-        )
+def _literal_array(node: ast.expr, ctx: Context) -> bool:
+    """``torch.Tensor(np.array([[-1, 0], [0, 1]]))``: integer literals that float32 holds exactly, written through
+    NumPy in the call itself, without a dtype. A named array (``labels = np.array([0, 1, 2])``) is data, not a
+    display: it stays TCV201's."""
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
         return False
     if (ctx.qualname(node.func) or "") not in ("numpy.array", "numpy.asarray"):

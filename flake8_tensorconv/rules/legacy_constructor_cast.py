@@ -39,7 +39,8 @@ class LegacyConstructorCast(Rule):
     or `np.eye(n)` into an integer type, also where every in-place write stores
     whole numbers (`relative[labels == c] = i` with `i` an `enumerate` or `range`
     counter), a uint8 mask into `torch.BoolTensor`, an array of integer literals
-    (`np.array([[-1, 0], [0, 1]])`, a display written through NumPy),
+    written in the call (`torch.Tensor(np.array([[-1, 0], [0, 1]]))`, a display
+    written through NumPy; a named array such as `labels` stays here),
     integers cast straight back that are whole numbers by construction
     (`torch.Tensor(np.ones(n, dtype=int)).long()`, or a literal carried through
     conversions and casts: `level = torch.Tensor((10,)).long()` and then
