@@ -34,6 +34,9 @@ from flake8_tensorconv.values import (
 class ModulesMixin:
     def _torch_module_instance(self, qualname: str, keywords: dict[str | None, Value]) -> Value:
         """``torch.nn.Linear(...)``: a module of torch's, holding parameters unless it is parameter-free."""
+        if qualname.startswith("torch.nn.modules."):
+            # `from torch.nn.modules.distance import CosineSimilarity`: the class torch.nn exports by its name.
+            qualname = "torch.nn." + qualname.rpartition(".")[2]
         free = qualname in K.PARAMETER_FREE_MODULES
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
