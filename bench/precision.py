@@ -15,10 +15,12 @@ Three sets of labels are scored, each on its own:
 - ``fresh``: ``labels-d/e.jsonl``, packages labelled later by people who never saw the
   rules' code (``split.txt`` names them);
 - ``fresh-3``: ``labels-f/g/h/i.jsonl``, labelled out of sight during round 3;
-- ``fresh-4``: ``labels-j/k/l/m.jsonl``, labelled out of sight during round 4.
+- ``fresh-4``: ``labels-j/k/l/m.jsonl``, labelled out of sight during round 4;
+- ``fresh-5``: ``labels-n/o/p/q.jsonl``, labelled out of sight during round 5.
 
 The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" that of
-round 3; scored at the end of their round, they are tuning data since. Only the newest held-out part (``HELD_OUT``) is scored
+round 3 and "fresh-4" that of round 4; scored at the end of their round, they are tuning
+data since. Only the newest held-out part (``HELD_OUT``) is scored
 with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
 listed, only counted.
 
@@ -79,9 +81,9 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # "held-out" was split off the first three label sets; "fresh" is a set labelled later, out of sight of
 # everyone who worked on the rules in round 2. Both were scored at the end of round 2 and are tuning data
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
-# data since; "fresh-4" is labelled out of sight during round 4 and is its held-out part.
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4")
-HELD_OUT = ("fresh-4",)
+# data since, as is round 4's "fresh-4"; "fresh-5" is labelled out of sight during round 5 and is its held-out part.
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5")
+HELD_OUT = ("fresh-5",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
@@ -218,8 +220,9 @@ def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
 
     Notebooks are read through their converted ``.ipynb.py`` (what the labels name): the
     ``.ipynb`` files themselves are left out so that nothing is counted twice. A converted
-    notebook that does not parse as a whole is checked as the tool checks the notebook: cell by
-    cell, a cell that is not Python left out (see :func:`lint_as_cells`).
+    notebook that does not parse as a whole (a cell that is not Python, or IPython syntax the
+    converter misread) is checked as the tool checks the notebook: its own cells, a cell that is
+    not Python left out (see :func:`lint_as_cells`).
     """
     files = [path for path in discover(paths).files if path.endswith(".py")]
     findings: dict[str, list[Finding]] = {}
@@ -233,30 +236,38 @@ def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
 
 
 def lint_as_cells(path: str) -> list[Finding] | None:
-    """The findings of a converted notebook (``NAME.ipynb.py``) read as its cells, on the ``.py`` file's lines.
+    """The findings of a converted notebook (``NAME.ipynb.py``) as the tool finds them in the notebook, on the ``.py`` lines.
 
-    None when ``path`` is not a conversion of a notebook beside it.
+    The notebook's own cells are checked (the tool's handling of IPython syntax, not the converter's);
+    each cell's row ``r`` is line ``r`` of that cell's block in the ``.py`` file, where ``nb2py`` keeps one
+    line per line. None when ``path`` is not a conversion of a notebook beside it.
     """
-    from bench.corpus.nb2py import python_cells
+    from bench.corpus.nb2py import cell_lines, notebook_cells, python_cells
     from flake8_tensorconv.notebook import CellParseError, CodeCell, lint_cells
 
     if not path.endswith(".ipynb.py") or not os.path.isfile(path[: -len(".py")]):
         return None
     try:
-        with open(path[: -len(".py")], encoding="utf-8") as notebook:
-            cells = python_cells(json.load(notebook))
-        with open(path, encoding="utf-8") as converted:
-            if converted.read() != "\n\n".join(cells) + "\n":
+        with open(path[: -len(".py")], encoding="utf-8") as file:
+            notebook = json.load(file)
+        converted = python_cells(notebook)
+        with open(path, encoding="utf-8") as file:
+            if file.read() != "\n\n".join(converted) + "\n":
                 return None
+        sources = [
+            "\n".join(cell_lines(cell.get("source", cell.get("input", ""))))
+            for cell in notebook_cells(notebook)
+            if cell.get("cell_type") == "code"
+        ]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     first_lines = []
     line = 1
-    for text in cells:
+    for text in converted:
         first_lines.append(line)
         line += text.count("\n") + 2
     try:
-        found = lint_cells([CodeCell(number, text) for number, text in enumerate(cells)], Settings())
+        found = lint_cells([CodeCell(number, text) for number, text in enumerate(sources)], Settings())
     except CellParseError:
         return None
     moved = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.values import Fact, Kind, Value, ndarray
+from flake8_tensorconv.values import Fact, Grad, Kind, Value, ndarray, origin
 
 NEGATIVE_STRIDE = Fact.NEGATIVE_STRIDE
 READONLY = Fact.READONLY
@@ -129,6 +129,9 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
     first = args[0] if args else None
     if name in ("array", "asarray", "ascontiguousarray", "asanyarray", "copy", "require"):
         return _from_data(name, node, first, dtype, facts, dtype_given=dtype_node is not None)
+    if name == "nonzero" or (name == "where" and len(node.args) == 1 and not node.keywords):
+        # A tuple of 1-D int64 index arrays, one per dimension: `np.where(mask)[0]` is an array, never a scalar.
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=ndarray("int64", array_origin=origin(node)))
     if name.startswith("ma.") or name == "ma":
         if name[len("ma."):] in _MA_PLAIN_RESULTS:
             return ndarray(dtype)

@@ -6,6 +6,13 @@ Environments that observe integers (``FrozenLake``, ``Taxi``: ``Discrete``), tup
 (``Blackjack``) or dicts (the robotics tasks) are not modelled, nor is an id the file does
 not spell (``gym.make(args.env)``): their observations stay unknown.
 
+An environment made elsewhere (another module's ``make_env()``, a wrapper class, a parameter)
+is known by the API it shows in the file: where the file reads ``env.observation_space.shape``
+(its space has a shape: a ``Box``, as ``Discrete`` has none to index and ``Dict`` / ``Tuple``
+spaces have ``None``), ``env.reset()`` and ``env.step(a)`` observe NumPy arrays. ``env`` is
+matched by its last name, so ``self.env.observation_space.shape`` in ``__init__`` makes
+``self.env.step(a)`` and ``env.step(a)`` of module code environments alike.
+
 Both APIs are read from the code's own shape: ``obs = env.reset()`` (gym < 0.26) and
 ``obs, info = env.reset()``; ``obs, reward, done, info = env.step(a)`` and the five-item
 ``obs, reward, terminated, truncated, info``.
@@ -27,6 +34,10 @@ _OBSERVATION_CHANGING_WRAPPERS = frozenset(
 )
 # Attributes of an environment that are the environment (or the one it wraps).
 SAME_ENVIRONMENT_ATTRIBUTES = frozenset({"unwrapped", "env"})
+# The methods whose results hold an observation.
+OBSERVING_METHODS = frozenset({"reset", "step"})
+# An environment known by the shape of its observation space (gym's API: reset() -> obs, or (obs, info)).
+SHAPED = Value(kind=Kind.OTHER, grad=Grad.NO, facts=frozenset({Fact.ENVIRONMENT}), instance_of="gym")
 
 # Environment families of gym / gymnasium with a Box observation space: classic control, Box2D, MuJoCo.
 _BOX_FAMILIES = frozenset(

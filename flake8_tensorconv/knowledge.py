@@ -99,6 +99,8 @@ BOOL_RESULT_METHODS = frozenset(
 NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
 # Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
 DATASET_MODULES = ("torchvision.datasets.",)
+# Data transforms (torchvision's `Compose`, `ToTensor`, `Normalize`...): what they make of an image is data, without grad.
+TRANSFORM_MODULES = ("torchvision.transforms.",)
 # Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what
 # holds no grad gives none, whatever the receiver is.
 SHAPE_METHODS = frozenset("squeeze reshape view transpose flatten ravel swapaxes expand repeat copy".split())
@@ -192,6 +194,17 @@ OUTPUT_PARAMETER_NAMES = frozenset(
     "y_hat yhat y_pred probs probabilities scores activations hidden_states".split()
 )
 OUTPUT_PARAMETER_SUFFIXES = ("_logits", "_preds", "_pred", "_output", "_outputs", "_embeddings", "_loss", "_probs")
+# A docstring entry that names a property of what follows ("shape of the ...", "number of ..."), not the thing itself.
+PROPERTY_OF = re.compile(
+    r"\b(?:shape|size|sizes|dimension|dimensions|dim|number|length|count|index|indices|name|names|type|dtype|device|path|key|keys)"
+    r"\s+of\s+(?:the\s+|a\s+|an\s+|each\s+)?$",
+    re.IGNORECASE,
+)
+# Ground truth a prediction is scored against (a metric's second argument).
+TRUTH_PARAMETER_NAMES = frozenset("target targets label labels y y_true gt ground_truth truth".split())
+TRUTH_PARAMETER_SUFFIXES = ("_true", "_target", "_targets", "_label", "_labels", "_gt", "_truth")
+# Words of a name that make it a gradient (`grad_output`, `d_logits`): it requires grad only in a double backward.
+GRADIENT_WORDS = frozenset({"grad", "grads", "gradient", "gradients", "d"})
 # Docstring words that describe a parameter as a model's output.
 OUTPUT_DOC_WORDS = re.compile(
     r"logits|outputs? of (?:the|a) (?:model|network|net|policy|critic|actor)"
@@ -309,6 +322,13 @@ LIGHTNING_MODULE_BASES = frozenset(
     }
 )
 # LightningModule hooks that Lightning's evaluation and prediction loops run with grad disabled.
+# Custom autograd functions: torch runs their `forward` (and `setup_context`) with grad mode off, and their
+# `backward` too unless a double backward is built (`create_graph=True`), so the gradients it receives
+# (`grad_output`) do not require grad.
+AUTOGRAD_FUNCTION_BASES = frozenset(
+    {"torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction"}
+)
+AUTOGRAD_FUNCTION_NO_GRAD_METHODS = frozenset({"forward", "setup_context", "backward"})
 LIGHTNING_NO_GRAD_HOOKS = frozenset(
     "validation_step test_step predict_step on_validation_batch_end on_test_batch_end on_predict_batch_end "
     "on_validation_epoch_end on_test_epoch_end".split()

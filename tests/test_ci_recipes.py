@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 SOURCE = (
     "import numpy as np\nimport torch\n\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = out.numpy()\n"
-    "t = torch.Tensor(np.array([1, 2]))\nagain = out.numpy()\n"
+    "t = torch.Tensor(np.arange(1, 3))\nagain = out.numpy()\n"
 )
 
 

@@ -16,7 +16,7 @@ FIXED = BUG.replace("out.numpy()", "out.detach().numpy()")
 # TCV101 (safe fix), TCV201 (safe fix), TCV206 (unsafe fix only) and TCV210 (no fix).
 MIXED = (
     "import numpy as np\nimport torch\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.ones(1, 3))\n"
-    "arr = out.numpy()\nt = torch.Tensor(np.array([1, 2]))\n"
+    "arr = out.numpy()\nt = torch.Tensor(np.arange(1, 3))\n"
     "y = model(torch.ones(1, 3, dtype=torch.float64))\nz = torch.tensor(np.array(['a'], dtype=object))\n"
 )
 
@@ -47,7 +47,7 @@ def test_stdin_fix_prints_only_the_fixed_source_on_stdout(tensorconv, project):
     remaining = tensorconv("check", "--fix", "-", "--stdin-filename", "m.py", cwd=project, stdin=MIXED)
     assert remaining.returncode == 1
     assert remaining.stdout == MIXED.replace("out.numpy()", "out.detach().numpy()").replace(
-        "torch.Tensor(np.array([1, 2]))", "torch.as_tensor(np.array([1, 2]), dtype=torch.get_default_dtype())"
+        "torch.Tensor(np.arange(1, 3))", "torch.as_tensor(np.arange(1, 3), dtype=torch.get_default_dtype())"
     )
     assert "m.py:8:11: TCV206 " in remaining.stderr and "m.py:9:5: TCV210 " in remaining.stderr
     clean = tensorconv("check", "--fix", "-", cwd=project, stdin="import torch\nx = 1\n")

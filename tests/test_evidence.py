@@ -129,3 +129,37 @@ def test_sarif_shows_related_locations(tensorconv, tmp_path):
     (location,) = entry["relatedLocations"]
     assert location["physicalLocation"]["region"] == {"startLine": 4, "startColumn": 7, "endLine": 4, "endColumn": 30}
     assert location["message"]["text"] == "requires grad: `model(torch.ones(1, 3))`"
+
+
+def test_a_parameter_requires_grad_in_any_grad_mode_and_the_message_says_so():
+    # "outside `no_grad`" would be false: a parameter made under no_grad still requires grad.
+    findings = _lint(
+        """
+        import torch
+
+        with torch.no_grad():
+            weight = torch.nn.Parameter(torch.randn(2, 3))
+        snapshot = weight.float().numpy()
+        layer = torch.nn.Linear(3, 2)
+        for p in layer.parameters():
+            p.numpy()
+        """,
+        select=("TCV101",),
+    )
+    assert [finding.message[finding.message.index(" (") :] for finding in findings] == [
+        " (`weight` requires grad in any grad mode: it comes from `torch.nn.Parameter(torch.randn(2, 3))` on line 4)",
+        " (`p` requires grad in any grad mode: it comes from `layer.parameters()` on line 7)",
+    ]
+
+
+def test_a_value_computed_from_a_parameter_names_the_mode_it_was_computed_in():
+    (finding,) = _lint(
+        """
+        import torch
+
+        weight = torch.nn.Parameter(torch.randn(2, 3))
+        doubled = (weight * 2).numpy()
+        """,
+        select=("TCV101",),
+    )
+    assert finding.message.endswith("(`weight * 2` comes from `torch.nn.Parameter(torch.randn(2, 3))` on line 3, outside `no_grad`)")

@@ -242,11 +242,11 @@ def test_a_line_added_above_a_group_moves_its_findings_and_the_lines_their_messa
     rules = select_rules(Settings())
     text = CALLER_AND_HELPER.replace("requires_grad=True).detach()", "requires_grad=True)")
     before = linter.lint(Source(text=text), Settings(), rules)
-    assert "on line 5," in before[0].message
+    assert "on line 5)" in before[0].message
     moved = "# a comment on top\n" + text
     after = linter.lint(Source(text=moved), Settings(), rules)
     assert after == lint_source(Source(text=moved), Settings(), rules)
-    assert "on line 6," in after[0].message and after[0].start.line == before[0].start.line + 1
+    assert "on line 6)" in after[0].message and after[0].start.line == before[0].start.line + 1
     assert (linter.walked, linter.reused) == (0, 3)
 
 

@@ -10,7 +10,7 @@ import pytest
 SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 SOURCE = (
     "import numpy as np\nimport torch\n\nout = torch.nn.Linear(3, 2)(torch.ones(1, 3))\narr = out.numpy()\n"
-    "t = torch.Tensor(np.array([1, 2]))\nz = out.cuda().detach()\n"
+    "t = torch.Tensor(np.arange(1, 3))\nz = out.cuda().detach()\n"
 )
 
 

@@ -489,6 +489,96 @@ CASES = {
                 names = labels.data.cpu().numpy()
                 scores = model(images).data.cpu().numpy()  # expect: TCV104
     """,
+    # Round 5 (r5-data): a loader reached through a name, a batch taken with next(), a hand-written model.
+    "a_loader_through_a_name_a_progress_bar_or_next": """
+        import torch
+        from torch.utils.data import DataLoader
+        from tqdm import tqdm
+
+        def evaluate(dl, model):
+            iterator = tqdm(DataLoader(dl))
+            for image, labels in iterator:
+                masks = labels.repeat(3, 1, 1).permute(1, 2, 0).data.cpu().numpy()
+                scores = model(image).data.cpu().numpy()  # expect: TCV104
+            with tqdm(enumerate(DataLoader(dl))) as bar:
+                for _, (x, y) in bar:
+                    truth = y.to("cpu").float().cpu().data.numpy()
+            images, labels = next(iter(DataLoader(dl)))
+            first = images.T.data.cpu().numpy()
+    """,
+    "a_model_whose_weights_are_plain_tensors_has_no_parameters": """
+        import torch
+        from torch import nn
+
+        class Linear(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = torch.zeros(dim, 1).to("cpu")
+
+            def forward(self, x):
+                return torch.mm(self.w.T, x)
+
+            def step(self, grad):
+                self.w = self.w - 0.1 * grad
+
+        class Trained(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = nn.Parameter(torch.zeros(dim, 1))
+
+            def forward(self, x):
+                return torch.mm(self.w.T, x)
+
+        def run(loader):
+            for x, y in loader:
+                plain = Linear(3).forward(x).data.cpu().numpy()
+                learnt = Trained(3).forward(x).data.cpu().numpy()  # expect: TCV104
+    """,
+    "storage_allocated_in_init_is_data_unless_rebound": """
+        import torch
+
+        class Buffer:
+            def __init__(self, n, model):
+                self.states = torch.zeros(n, 3)
+                self.outputs = torch.zeros(n, 3)
+                self.model = model
+
+            def refresh(self, x):
+                self.outputs = self.model(x)
+
+            def dump(self):
+                kept = self.states[:2].cpu().data.numpy()
+                seen = self.outputs[:2].cpu().data.numpy()  # expect: TCV104
+                return kept, seen
+    """,
+    "what_a_torchvision_transform_makes_is_data": """
+        import torch
+        import torchvision.transforms as transforms
+
+        transform = transforms.Compose([transforms.ToTensor()])
+
+        def as_picture(original_image):
+            return original_image.permute(1, 2, 0).data.cpu().numpy()
+
+        def show(train_loader, model):
+            for images, labels in train_loader:
+                scores = model(images).data.cpu().numpy()  # expect: TCV104
+
+        image = transform(load())
+        pixels = image.data.cpu().numpy()
+        picture = as_picture(image)
+    """,
+    "a_torchvision_datasets_stored_labels_and_their_items_are_data": """
+        import torch
+        import torchvision
+
+        test_data = torchvision.datasets.MNIST(root="./mnist/", train=False)
+        test_y = test_data.test_labels[:2000]
+
+        def accuracy(model, x):
+            pred = model(x).data.numpy()  # expect: TCV104
+            return float((pred == test_y.data.numpy()).sum())
+    """,
     "a_guard_that_raises_on_requires_grad": """
         import torch
 
@@ -831,6 +921,42 @@ CASES = {
         old_api = gym.make("Pendulum-v1")
         first, reward, done, info = old_api.step([0.0]) if index else old_api.reset()
         mixed = torch.tensor([first])
+    """,
+    "an_imported_class_moved_to_a_device_is_a_module_not_a_tensor": """
+        import numpy as np
+        import torch
+        from meta import Meta
+        from nets import MyNet
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        maml = Meta(3).to(device)
+        accs = []
+        for _ in range(3):
+            accs.append(maml.finetunning(torch.ones(2)))
+        mean = np.array(accs).mean(axis=0)
+        model = MyNet(3).to(device)
+        out = model(torch.ones(2).to(device))
+        with torch.no_grad():
+            scores = model(torch.ones(2).to(device)).numpy()  # expect: TCV102
+    """,
+    "a_gradient_a_private_helper_and_a_metric_are_no_model_outputs": """
+        import torch
+
+        class Quantise(torch.autograd.Function):
+            @staticmethod
+            def backward(ctx, grad_output):
+                return torch.from_numpy(grad_output.cpu().numpy())
+
+        def _write(logits):
+            return logits.cpu().numpy()
+
+        def roc_auc_compute_fn(y_preds: torch.Tensor, y_targets: torch.Tensor):
+            return y_preds.cpu().numpy(), y_targets.cpu().numpy()
+
+        def export(logits: torch.Tensor):
+            return logits.cpu().numpy()  # expect: TCV101
+
+        WRITERS = [_write]
     """,
 }
 

@@ -87,8 +87,10 @@ def _mirror(mirrors: Path, name: str) -> str | None:
     base = mirrors / name.replace("/", "+")
     candidates = [base / "repo", *map(Path, glob.glob(str(base / "**" / "*.git"), recursive=True))]
     for candidate in candidates:
-        if (candidate / "HEAD").is_file() or (candidate / ".git").exists():
-            return str(candidate)
+        if (candidate / "HEAD").is_file():
+            return str(candidate)  # a bare repository
+        if (candidate / ".git" / "HEAD").is_file():
+            return str(candidate / ".git")  # a work tree's repository
     return None
 
 
@@ -109,7 +111,10 @@ def fetch_github(entry: Entry, dest: Path, mirrors: Path) -> None:
 
 def _extract_sources(git_dir: str, commit: str, target: Path) -> None:
     """Write every .py and .ipynb file of ``commit`` under ``target``; blobs a snapshot lacks are skipped."""
-    listing = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit], check=True, capture_output=True).stdout
+    listed = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit], capture_output=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"{git_dir}: cannot list commit {commit}: {listed.stderr.decode(errors='replace').strip()}")
+    listing = listed.stdout
     wanted = []
     for record in listing.split(b"\0"):
         if not record:

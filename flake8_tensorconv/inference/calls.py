@@ -12,11 +12,13 @@ from flake8_tensorconv.inference.support import (
     FOREIGN,
     SHAPE,
     arange_dtype,
+    as_data,
     attribute_key,
     device_from,
     dtype_of_expression,
     element_of,
     grad_operands,
+    iterates_a_loader,
     kwarg,
     literal_bool,
     root_name,
@@ -49,6 +51,10 @@ def _pretrained_model_class(cls: ast.expr) -> bool:
     (a tokenizer, processor, config or scheduler is none)."""
     name = cls.attr if isinstance(cls, ast.Attribute) else cls.id if isinstance(cls, ast.Name) else ""
     return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
+
+
+# What a tensor and an nn.Module both have: moves and casts that return the object moved.
+_MOVES_AND_CASTS = K.MODULE_RETURNING_ITSELF & K.TORCH_ONLY_METHODS
 
 
 class CallsMixin:
@@ -84,6 +90,8 @@ class CallsMixin:
         if isinstance(func, ast.Attribute) and receiver is not None:
             return self._call_on(receiver, func, node, args, keywords)
         callee = self.value_of(func)
+        if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
+            return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
         if callee.kind is Kind.MODULE:
             return self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
@@ -104,6 +112,8 @@ class CallsMixin:
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element_of(args[0]))
         if isinstance(func, ast.Name) and func.id in ("str", "repr", "bool", "isinstance", "hasattr", "callable"):
             return OTHER
+        if isinstance(func, ast.Name) and func.id == "next" and node.args and iterates_a_loader(node.args[0], self._loader_binding):
+            return as_data(element_of(args[0]))  # `images, labels = next(iter(train_loader))`: a batch of data
         if isinstance(func, ast.Name) and func.id in ("next", "iter") and args and args[0].kind in (Kind.ITERABLE, Kind.SEQUENCE):
             return element_of(args[0]) if func.id == "next" else args[0]  # `next(model.parameters())`
         if isinstance(func, ast.Name) and func.id == "range":
@@ -130,7 +140,10 @@ class CallsMixin:
             returned = self._method_return(self.state.class_name, func.attr)
             if returned is not None:
                 return returned
-        elif receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes:
+        elif (receiver.kind is Kind.OTHER and receiver.instance_of in self.facts.plain_classes) or (
+            receiver.kind is Kind.MODULE and receiver.instance_of in self.facts.module_classes and func.attr not in ("forward", "__call__")
+        ):
+            # `agent.act(obs)`, `self.policy_old.act(state)`: a method of a class of the file, whose return is summarised.
             returned = self._method_return(receiver.instance_of, func.attr)
             if returned is not None:
                 return returned
@@ -138,7 +151,9 @@ class CallsMixin:
 
     def _call_qualified(self, qualname: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         if qualname.startswith(K.DATASET_MODULES):
-            return OTHER  # a dataset object: its `data` and `targets` are stored data
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a dataset object: its `data` and `targets` are stored data
+        if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES
@@ -351,6 +366,10 @@ class CallsMixin:
             if kind is Kind.TENSOR:
                 return tensor(Grad.NO, receiver.device)
             return Value(grad=Grad.NO)
+        if kind is Kind.UNKNOWN and name in _MOVES_AND_CASTS and self._imported_instance(node.func.value):  # type: ignore[attr-defined]
+            # `Meta(args).to(device)`: an instance of another module's class, moved or cast, is a module (no tensor is
+            # made by calling a project's class); what its other methods return is not known.
+            return self._module_method(Value(kind=Kind.MODULE, grad=Grad.NO), name, node, args, keywords)
         if kind is Kind.TENSOR or (kind is Kind.UNKNOWN and name in K.TORCH_ONLY_METHODS):
             return self._tensor_method(receiver, name, node, args, keywords)
         if kind is Kind.SEQUENCE and name in ("pop", "copy"):
@@ -359,12 +378,32 @@ class CallsMixin:
             return FOREIGN
         if Fact.ENVIRONMENT in receiver.facts:
             return environments.method_result(receiver, name, node) or UNKNOWN
+        if kind in (Kind.UNKNOWN, Kind.OTHER) and name in environments.OBSERVING_METHODS and self._shaped_environment(node.func):
+            return environments.method_result(environments.SHAPED, name, node) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
         if kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, name, node)
         return UNKNOWN
+
+    def _shaped_environment(self, func: ast.expr) -> bool:
+        """``env.step(a)`` where the file reads ``env.observation_space.shape`` (the same last name: ``self.env`` too)."""
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+        return last is not None and last in self.facts.shaped_environments
+
+    def _imported_instance(self, expression: ast.expr) -> bool:
+        """``Meta(args)``: a call of a class imported from outside torch and NumPy (a CamelCase name)."""
+        if not isinstance(expression, ast.Call):
+            return False
+        func = expression.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        qualname = self.facts.qualname(func)
+        return (
+            name[:1].isupper() and not name.isupper() and qualname is not None
+            and not qualname.startswith(("torch.", "numpy.", "tensorflow.", "jax."))
+        )
 
     def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
         """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""

@@ -48,6 +48,10 @@ _CONTAINER_ANNOTATIONS = frozenset(
 )
 
 
+# Operators torch defines on integer and bool tensors only.
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+
+
 class ExpressionsMixin:
     def eval(self, node: ast.expr) -> Value:
         handler = getattr(self, "expr_" + type(node).__name__, None)
@@ -110,7 +114,9 @@ class ExpressionsMixin:
         one the file freezes (``.freeze()``, ``.requires_grad_(False)``) holds none that require grad."""
         if value.kind is Kind.MODULE and Fact.PARAMETRIZED in value.facts and key in self.facts.frozen_models:
             return value.with_(facts=value.facts - {Fact.PARAMETRIZED})  # frozen: its outputs require grad only through its inputs
-        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN)
+        unknown = value.kind is Kind.UNKNOWN or (value.kind is Kind.TENSOR and value.grad is Grad.UNKNOWN) or (
+            value.kind is Kind.MODULE and not value.facts  # another module's class, moved: its parameters are not known
+        )
         if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
             return model_parameter().with_(device=value.device, device_origin=value.device_origin)
         return value
@@ -132,6 +138,8 @@ class ExpressionsMixin:
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
             return UNKNOWN if known is None else known
+        if receiver.kind is Kind.OTHER and (receiver.instance_of or "").startswith(K.DATASET_MODULES):
+            return Value(grad=Grad.NO)  # `test_data.test_labels`, `train_set.data`: a dataset's stored data
         if name == "grad" and receiver.kind is Kind.UNKNOWN:
             return Value(grad=Grad.NO)  # a gradient (`layer.grad`), whatever holds it, does not require grad
         if name in K.NORM_BUFFER_ATTRIBUTES and receiver.kind in (Kind.UNKNOWN, Kind.MODULE):
@@ -171,6 +179,8 @@ class ExpressionsMixin:
             if name == "dtype":
                 return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=receiver.dtype, facts=receiver.facts & {arrays.NON_NATIVE})
             return OTHER
+        if receiver.kind is Kind.UNKNOWN and receiver.grad is Grad.NO and name in ("T", "mT", "real", "data"):
+            return Value(grad=Grad.NO)  # a transpose or a view of what holds no grad (a batch of data) holds none
         return UNKNOWN
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
@@ -203,6 +213,8 @@ class ExpressionsMixin:
             if isinstance(index, ast.Slice):
                 return container
             return element_of(container)
+        if container.kind is Kind.UNKNOWN and container.grad is Grad.NO and not container.facts:
+            return Value(grad=Grad.NO)  # an item or a slice of what holds no grad (a dataset's labels, a batch)
         return UNKNOWN
 
     def expr_Starred(self, node: ast.Starred) -> Value:
@@ -297,6 +309,11 @@ class ExpressionsMixin:
         left, right = self.eval(node.left), self.eval(node.right)
         if isinstance(node.op, ast.Add) and left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
             return concatenated(left, right)
+        if isinstance(node.op, _BITWISE) and Kind.TENSOR in (left.kind, right.kind):
+            # `a & b`, `a | b`, `a << 2`: torch defines these on integer and bool tensors only, which never require grad.
+            tensors = [value for value in (left, right) if value.kind is Kind.TENSOR]
+            dtype = left.dtype if left.dtype == right.dtype else None
+            return tensor(Grad.NO, any_device([v.device for v in tensors]), dtype, device_origin=device_origin_of(tensors))
         return self._binary(left, right)
 
     def _binary(self, left: Value, right: Value, in_place: bool = False) -> Value:
@@ -331,6 +348,8 @@ class ExpressionsMixin:
         operand = self.eval(node.operand)
         if isinstance(node.op, ast.Not):
             return OTHER
+        if isinstance(node.op, ast.Invert) and operand.kind is Kind.TENSOR:
+            return operand.with_(grad=Grad.NO, grad_origin=None, shares_with=None, facts=frozenset())  # integer or bool only
         return operand.with_(shares_with=None, facts=frozenset())
 
     def expr_Compare(self, node: ast.Compare) -> Value:

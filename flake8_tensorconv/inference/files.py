@@ -102,6 +102,8 @@ _TRAINED = re.compile(
 _FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
 # `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
 _FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
+# `env.observation_space.shape`, `self.env.observation_space.shape[0]`: the last name before the space.
+_SHAPED_SPACE = re.compile(r"\b(\w+)\s*\.\s*observation_space\s*\.\s*shape\b")
 
 
 class FileFacts:
@@ -124,6 +126,7 @@ class FileFacts:
         self._trained_models: frozenset[str] | None = None
         self._frozen_models: frozenset[str] | None = None
         self._forward_hooks: frozenset[str] | None = None
+        self._shaped_environments: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
         self.scopes = ScopeIndex()
@@ -142,6 +145,8 @@ class FileFacts:
         self.plain_classes: set[str] = set()
         # LightningModule subclasses: their evaluation hooks run with grad disabled.
         self.lightning_classes: set[str] = set()
+        # torch.autograd.Function subclasses: their forward and backward run with grad disabled.
+        self.autograd_function_classes: set[str] = set()
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
@@ -191,6 +196,16 @@ class FileFacts:
             text = self.text or ""
             self._forward_hooks = frozenset(_FORWARD_HOOK.findall(text) if "register_forward_hook" in text else ())
         return self._forward_hooks
+
+    @property
+    def shaped_environments(self) -> frozenset[str]:
+        """Names (``env`` of ``env`` and ``self.env``) whose ``observation_space.shape`` the file reads: gym-style
+        environments whose observation space has a shape, a ``Box``, so their observations are NumPy arrays."""
+        if self._shaped_environments is None:
+            text = self.text or ""
+            found = _SHAPED_SPACE.findall(text) if "observation_space" in text else []
+            self._shaped_environments = frozenset(found)
+        return self._shaped_environments
 
     @property
     def record_fields(self) -> dict[str, tuple[str, ...]]:
@@ -284,6 +299,7 @@ def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
                     changed = True
                     break
     facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
+    facts.autograd_function_classes = _subclasses(classes, K.AUTOGRAD_FUNCTION_BASES, facts)
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)

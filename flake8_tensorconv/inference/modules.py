@@ -34,6 +34,9 @@ from flake8_tensorconv.values import (
 class ModulesMixin:
     def _torch_module_instance(self, qualname: str, keywords: dict[str | None, Value]) -> Value:
         """``torch.nn.Linear(...)``: a module of torch's, holding parameters unless it is parameter-free."""
+        if qualname.startswith("torch.nn.modules."):
+            # `from torch.nn.modules.distance import CosineSimilarity`: the class torch.nn exports by its name.
+            qualname = "torch.nn." + qualname.rpartition(".")[2]
         free = qualname in K.PARAMETER_FREE_MODULES
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
@@ -115,6 +118,7 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     from flake8_tensorconv.inference.interpreter import Interpreter
 
     attributes: dict[str, Value] = {}
+    stored_elsewhere: set[str] | None = None
     for statement in cls.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
             interpreter = Interpreter(facts, listener=None)
@@ -126,7 +130,35 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                     value.kind is Kind.OTHER and value.instance_of in facts.plain_classes
                 ):
                     attributes[target] = join(attributes[target], value) if target in attributes else value
+            # Storage that `__init__` allocates (`self.buf_state = torch.empty(...)`, a replay buffer's) wherever it
+            # binds the name, and that no other method rebinds, is data: filling it item by item gives it no grad
+            # source. Where it lives is left unknown (a device argument may change between instances).
+            storage: dict[str, bool] = {}
+            for target, value in interpreter.attribute_stores:
+                made = value.kind is Kind.TENSOR and value.grad is Grad.NO and not value.facts
+                storage[target] = storage.get(target, True) and made
+            for target, made in storage.items():
+                if made and target not in attributes:
+                    if stored_elsewhere is None:
+                        stored_elsewhere = _stored_outside_init(cls)
+                    if target not in stored_elsewhere:
+                        values = [value for name, value in interpreter.attribute_stores if name == target]
+                        joined = values[0]
+                        for value in values[1:]:
+                            joined = join(joined, value)
+                        attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
     return attributes
+
+
+def _stored_outside_init(cls: ast.ClassDef) -> set[str]:
+    """Names of ``self`` attributes that a method other than ``__init__`` binds (``self.x = ...``, ``self.x += ...``)."""
+    return {
+        node.attr
+        for method in cls.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
 
 
 # Calls that give a module parameters or submodules other than by `self.x = ...`.
@@ -163,7 +195,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
             *zip(positional[len(positional) - len(args.defaults):], args.defaults),
             *zip(args.kwonlyargs, args.kw_defaults),
         ]
-        if default is not None and _setting(default, {})
+        if default is not None and (_setting(default, {}) or _plain_tensor(default, set(), facts))
     }
     for node in ast.walk(method):
         if isinstance(node, ast.Call):
@@ -180,9 +212,48 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
             for part in ast.walk(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     value = getattr(node, "value", None)
-                    if value is None or not (_setting(value, literal_defaults) or _parameter_free_layer(value, facts)):
+                    if value is None or not (
+                        _setting(value, literal_defaults) or _parameter_free_layer(value, facts) or _plain_tensor(value, literal_defaults, facts)
+                    ):
                         return False
     return True
+
+
+# Tensor methods that move, cast, copy or reshape: a plain tensor stays one.
+_MOVES_AND_CASTS = frozenset("to cuda cpu float double half long int bool clone detach contiguous view reshape t unsqueeze squeeze".split())
+
+
+def _plain_tensor(node: ast.expr, literal_parameters: set[str], facts: FileFacts) -> bool:
+    """A tensor that is no parameter, stored on ``self``: made by a torch factory without ``requires_grad``
+    (``torch.zeros(dim, 1).to(device)``), a setting, another attribute of ``self`` (each of them is checked where
+    it is stored), items and containers of these, arithmetic, or what a torch function returns (a hand-written
+    model's weights and gradients, updated by its own ``optimize`` step)."""
+    if _setting(node, literal_parameters):
+        return True
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == "self" or node.attr == "T" and _plain_tensor(node.value, literal_parameters, facts)
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return True  # arithmetic gives a tensor or a number, never a parameter or a module
+    if isinstance(node, ast.Subscript):
+        return _plain_tensor(node.value, literal_parameters, facts)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_plain_tensor(element, literal_parameters, facts) for element in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(_plain_tensor(value, literal_parameters, facts) for value in node.values)
+    if not isinstance(node, ast.Call):
+        return False
+    if any(keyword.arg == "requires_grad" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False) for keyword in node.keywords):
+        return False
+    qualname = facts.qualname(node.func) or ""
+    if qualname in K.TORCH_FACTORIES:
+        return True
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _MOVES_AND_CASTS:
+        # `.to(device)`, `.float()`: the device or dtype argument is a setting or a name of the method
+        return _plain_tensor(node.func.value, literal_parameters, facts)
+    name = qualname.rpartition(".")[2]
+    if qualname.startswith("torch.") and not qualname.startswith("torch.nn.") and name[:1].islower() and name != "load":
+        return True  # `torch.mm(x, y)`: a torch function gives a tensor, never a parameter
+    return False
 
 
 def _parameter_free_layer(node: ast.expr, facts: FileFacts) -> bool:

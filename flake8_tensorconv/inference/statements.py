@@ -11,9 +11,11 @@ from flake8_tensorconv.inference.summaries import callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
+    as_data,
     attribute_key,
     element_of,
     is_staticmethod,
+    iterates_a_loader,
     kwarg,
     literal_bool,
     terminates,
@@ -48,6 +50,10 @@ class StatementsMixin:
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
             grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        if class_name in self.facts.autograd_function_classes and node.name in K.AUTOGRAD_FUNCTION_NO_GRAD_METHODS:
+            # torch runs a custom Function's forward and backward with grad mode off; backward only sees grad mode on
+            # in a double backward (`create_graph=True`), which the file would have to ask for.
+            grad_enabled = node.name == "backward" and "create_graph=True" in (self.facts.text or "")
         args = node.args
         all_args = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         bound_first = class_name is not None and not is_staticmethod(node)
@@ -245,8 +251,8 @@ class StatementsMixin:
     def stmt_For(self, node: ast.For | ast.AsyncFor) -> None:
         iterable = self.eval(node.iter)
         item = element_of(iterable)
-        if _iterates_a_loader(node.iter):
-            item = _as_data(item)  # a data loader's batches: data, which does not require grad
+        if iterates_a_loader(node.iter, self._loader_binding):
+            item = as_data(item)  # a data loader's batches: data, which does not require grad
         before = self.state.env
         for _ in range(2):
             self.state.env = dict(self.state.env)
@@ -256,6 +262,22 @@ class StatementsMixin:
         self.walk_body(node.orelse)
 
     stmt_AsyncFor = stmt_For
+
+    def _loader_binding(self, name: str) -> ast.expr | None:
+        """What ``name`` is bound to where it gets one value only in the function being walked: ``it = tqdm(dl)``,
+        or the context of ``with tqdm(loader) as t`` (what a progress bar's context gives is the bar itself)."""
+        scope = self.facts.scopes.of(self.state.function or self.facts.tree)
+        bindings = scope.bindings.get(name, ())
+        if len(bindings) != 1 or scope.is_parameter(name):
+            return None
+        if bindings[0].value is not None:
+            return bindings[0].value
+        for node in ast.walk(scope.node):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name:
+                        return item.context_expr
+        return None
 
     def stmt_While(self, node: ast.While) -> None:
         before = self.state.env
@@ -381,30 +403,3 @@ class StatementsMixin:
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
         self._notify(target)
-
-
-# Wrappers that yield the items of the iterable they are given (with an index, a progress bar...).
-_ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
-
-
-def _as_data(value: Value) -> Value:
-    """What a data loader yields: whatever is not known otherwise does not require grad."""
-    if value.elements is not None:
-        return value.with_(elements=tuple(_as_data(element) for element in value.elements))
-    if value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.grad is Grad.UNKNOWN:
-        return value.with_(grad=Grad.NO)
-    return value
-
-
-def _iterates_a_loader(node: ast.expr) -> bool:
-    """``for batch in loader``, ``enumerate(train_loader)``, ``tqdm(dataloader)``: the batches of a data loader."""
-    while isinstance(node, ast.Call) and node.args:
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name not in _ITEM_WRAPPERS:
-            return False
-        if name == "zip":
-            return all(_iterates_a_loader(argument) for argument in node.args)
-        node = node.args[0]
-    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
-    return name.lower().endswith("loader")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod
+from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod, root_name
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
 
 if TYPE_CHECKING:
@@ -263,10 +263,11 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
         positional = positional[1:]
     call = site.call
     passed: dict[str, Value] = {}
-    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+    arguments = _positional_values(call, values)
+    if arguments is None or any(keyword.arg is None for keyword in call.keywords):
         return {arg.arg: UNKNOWN for arg in [*positional, *args.kwonlyargs]}
-    for parameter, argument in zip(positional, call.args):
-        passed[parameter.arg] = values.get(id(argument), UNKNOWN)
+    for parameter, value in zip(positional, arguments):
+        passed[parameter.arg] = value
     for keyword in call.keywords:
         passed[keyword.arg] = values.get(id(keyword.value), UNKNOWN)  # type: ignore[index]
     defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
@@ -276,6 +277,21 @@ def bind_arguments(function: ast.FunctionDef | ast.AsyncFunctionDef, site: CallS
             default = defaults.get(parameter.arg)
             literal = isinstance(default, ast.Constant)
             passed[parameter.arg] = Value(kind=Kind.OTHER, grad=Grad.NO, device=Device.CPU) if literal else UNKNOWN
+    return passed
+
+
+def _positional_values(call: ast.Call, values: dict[int, Value]) -> list[Value] | None:
+    """What a call passes by position; ``*x`` counts where ``x`` is a tuple of known length
+    (``train(*generate_session(env))``), else nothing is known of the positions (None)."""
+    passed: list[Value] = []
+    for argument in call.args:
+        if not isinstance(argument, ast.Starred):
+            passed.append(values.get(id(argument), UNKNOWN))
+            continue
+        unpacked = values.get(id(argument.value), UNKNOWN)
+        if unpacked.kind is not Kind.SEQUENCE or unpacked.elements is None:
+            return None
+        passed.extend(unpacked.elements)
     return passed
 
 
@@ -310,6 +326,8 @@ def call_context(
             continue
         if value.kind in _CONTEXT_KINDS or (value.kind is Kind.UNKNOWN and value.grad is not Grad.UNKNOWN):
             bound[name] = value
+        elif Fact.ENVIRONMENT in value.facts:
+            bound[name] = value  # `generate_session(env)`: what its reset() / step() observe
         if isinstance(expression, ast.Constant) and isinstance(expression.value, bool) and name not in rebound:
             literals[name] = expression
     return bound, literals
@@ -338,7 +356,35 @@ def is_data_name(name: str) -> bool:
 
 
 def is_output_name(name: str) -> bool:
-    return _role(name, K.OUTPUT_PARAMETER_NAMES, K.OUTPUT_PARAMETER_SUFFIXES)
+    """Named as a model's output (``logits``, ``y_pred``); a gradient of one (``grad_output``, ``output_grad``) is not."""
+    return _role(name, K.OUTPUT_PARAMETER_NAMES, K.OUTPUT_PARAMETER_SUFFIXES) and not any(
+        word in K.GRADIENT_WORDS for word in name.lower().split("_")
+    )
+
+
+def _private(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``_helper``: not part of a module's or class's API (dunder methods are)."""
+    return function.name.startswith("_") and not function.name.endswith("__")
+
+
+def is_truth_name(name: str) -> bool:
+    """Named as ground truth (``targets``, ``y_true``, ``gt_labels``): what a prediction is scored against."""
+    return _role(name, K.TRUTH_PARAMETER_NAMES, K.TRUTH_PARAMETER_SUFFIXES)
+
+
+def scored_against_truth(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``name`` is a prediction that ``function`` scores against a ground-truth parameter it converts to NumPy as well
+    (``roc_auc(y_preds, y_targets)`` calling ``y_targets.cpu().numpy()``): a metric, fed what evaluation made."""
+    args = function.args
+    truths = {arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs] if arg.arg != name and is_truth_name(arg.arg)}
+    if not truths:
+        return False
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "numpy" and root_name(func.value) in truths:
+                return True
+    return False
 
 
 def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
@@ -354,7 +400,9 @@ def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name:
         return False
     first_sentence = re.split(r"\.(?:\s|$)", entry, maxsplit=1)[0]
     own = K.RELATION_WORDS.split(first_sentence, maxsplit=1)[0]
-    return K.OUTPUT_DOC_WORDS.search(own) is not None
+    match = K.OUTPUT_DOC_WORDS.search(own)
+    # "shape of the output of the network", "number of predictions": a property of an output, not the output.
+    return match is not None and K.PROPERTY_OF.search(own[: match.start()]) is None
 
 
 def _parameter_entry(lines: list[str], name: str) -> str | None:
@@ -487,7 +535,12 @@ class SummariesMixin:
         if function is not None and function.name in self.facts.forward_hooks and _hook_output(function, arg, class_name):
             # A forward hook's `output` is what the layer computed: it requires grad wherever the forward ran with grad.
             return caller_risk(annotated, origin(arg, f"the layer output that forward hook `{function.name}()` receives"))
-        if callers_in_sight:
+        if callers_in_sight or (function is not None and _private(function)) or (
+            function is not None and scored_against_truth(function, name)
+        ):
+            # A private function is no API: its callers are the file's, and where they are not in sight (passed
+            # as a value) what they pass is unknown, not a model's output. A prediction scored against ground
+            # truth that the function converts too is evaluation: the name says what it is, not that it has grad.
             return annotated
         documented = function is not None and documented_as_output(function, name)
         if is_output_name(name) or documented:

@@ -201,3 +201,36 @@ def dtype_of_expression(node: ast.expr, value: Value | None) -> str | None:
 def arange_dtype(node: ast.Call) -> str:
     numbers = [a for a in node.args if isinstance(a, ast.Constant)]
     return "float32" if any(isinstance(a.value, float) for a in numbers) else "int64"
+
+
+# Wrappers that yield the items of the iterable they are given (with an index, a progress bar...).
+_ITEM_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+
+
+def as_data(value: Value) -> Value:
+    """What a data loader yields: whatever is not known otherwise does not require grad."""
+    if value.elements is not None:
+        return value.with_(elements=tuple(as_data(element) for element in value.elements))
+    if value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.grad is Grad.UNKNOWN:
+        return value.with_(grad=Grad.NO)
+    return value
+
+
+def iterates_a_loader(node: ast.expr, binding: Callable[[str], ast.expr | None] = lambda name: None, depth: int = 0) -> bool:
+    """``for batch in loader``, ``enumerate(train_loader)``, ``tqdm(dataloader)``, ``DataLoader(...)``: the batches of a
+    data loader (or the samples of a dataset), also through a name bound once to one (``it = tqdm(dl)``, ``with tqdm(loader) as t``)."""
+    while isinstance(node, ast.Call) and node.args:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name.endswith(("DataLoader", "Dataset")):
+            return True
+        if name not in _ITEM_WRAPPERS:
+            return False
+        if name == "zip":
+            return all(iterates_a_loader(argument, binding, depth) for argument in node.args)
+        node = node.args[0]
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    if name.lower().endswith(("loader", "dataset")):
+        return True  # a loader's batches, a dataset's samples
+    bound = binding(name) if isinstance(node, ast.Name) and depth < 3 else None
+    return bound is not None and iterates_a_loader(bound, binding, depth + 1)

@@ -116,15 +116,19 @@ def is_basic_index(index: ast.expr, ctx: Context) -> bool:
     return True
 
 
-def used_after_write(name: str, statement: ast.AST, ctx: Context) -> bool:
+def used_after_write(name: str, statement: ast.AST, ctx: Context, item: int | None = None) -> bool:
     """Whether the value ``name`` holds is read after ``statement``, before ``name`` is bound to another
-    value (reads after ``t = torch.zeros(3)`` are of the new tensor, which shares nothing)."""
+    value (reads after ``t = torch.zeros(3)`` are of the new tensor, which shares nothing).
+
+    ``item``: the write reaches only ``name[item]`` (the array was made from that item); a read of
+    another item by a constant index (``name[1]``) does not see it."""
     scope = ctx.scope
     after = _end(statement)
     rebinding = next((binding for binding in scope.bindings.get(name, ()) if binding.position > after), None)
+    other_items = _other_items(name, item, scope.node) if item is not None else set()
     for load in scope.loads(name):
         position = (load.lineno, load.col_offset)
-        if position <= after:
+        if position <= after or id(load) in other_items:
             continue
         if rebinding is None or position < rebinding.position:
             return True
@@ -132,6 +136,17 @@ def used_after_write(name: str, statement: ast.AST, ctx: Context) -> bool:
         if value is not None and (value.lineno, value.col_offset) <= position < _end(value):
             return True
     return False
+
+
+def _other_items(name: str, item: int, function: ast.AST) -> set[int]:
+    """The loads of ``name`` indexed by a non-negative constant other than ``item`` (``name[1]`` where ``item`` is 0)."""
+    return {
+        id(node.value)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)
+        and node.slice.value >= 0 and node.slice.value != item
+    }
 
 
 def _end(node: ast.AST) -> tuple[int, int]:

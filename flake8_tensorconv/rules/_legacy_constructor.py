@@ -5,13 +5,16 @@ from __future__ import annotations
 import ast
 import enum
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.knowledge import dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.bindings import Binding
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
 LEGACY_CONSTRUCTORS: dict[str, str | None] = {
@@ -310,6 +313,8 @@ class Initialisation:
         self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
         self._relative: frozenset[str] | None = None  # names imported from the package's own modules
+        self._display_names: dict[str, list[ast.expr]] | None = None
+        self._builders: dict[str, list[ast.ClassDef]] | None = None  # a called name -> the classes calling it
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -337,6 +342,13 @@ class Initialisation:
             if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
                 return _WRITE
             if not parameter or cls is None or not self._bases_known(cls, ctx) or not self._runs(cls):
+                return _UNKNOWN
+            outer = self._built_by(cls)
+            if any(id(builder) in classes for builder in outer):
+                return _WRITE  # a module of the file that initialises every parameter builds this one
+            if outer and not _is_script(self.tree):
+                # A library's building block (`self.rnn = AGRUCell(...)` in another class of the file): the outer
+                # module is built in other modules, whose code may initialise every parameter it holds.
                 return _UNKNOWN
             return Fate(Use.PARAMETER)
         return self._fate(node, ctx, 0)
@@ -394,6 +406,8 @@ class Initialisation:
                 return _WRITE
             return self._argument(call, ctx, depth) if isinstance(call, ast.Call) else _UNKNOWN
         if isinstance(parent, ast.Call) and parent.func is not expr:
+            if expr in parent.args and self._callee_only_measures(parent, parent.args.index(expr)):
+                return _SHAPE  # `MultiBoxPrior(X, ...)` whose body only asks `X.shape`
             return self._argument(parent, ctx, depth)
         if isinstance(parent, ast.Starred):
             call = self.parents.get(id(parent))
@@ -464,6 +478,39 @@ class Initialisation:
             return fate
         return shown or _SHAPE
 
+    def _callee_only_measures(self, call: ast.Call, position: int) -> bool:
+        """Whether ``call`` is of a function defined once at the top of the file whose parameter at ``position``
+        is only measured there (``x.shape``, ``x.size(0)``, ``len(x)``) and never rebound: nothing reads the values."""
+        if not isinstance(call.func, ast.Name) or any(isinstance(argument, ast.Starred) for argument in call.args[: position + 1]):
+            return False
+        definitions = [
+            node for node in self.tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == call.func.id
+        ]
+        if len(definitions) != 1 or not isinstance(definitions[0], ast.FunctionDef):
+            return False
+        function = definitions[0]
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if position >= len(positional) or function.decorator_list:
+            return False
+        name = positional[position].arg
+        uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name]
+        if not uses:
+            return False
+        for use in uses:
+            if not isinstance(use.ctx, ast.Load):
+                return False
+            parent = self.parents.get(id(use))
+            if isinstance(parent, ast.Attribute) and parent.attr in _SHAPE_ATTRIBUTES:
+                continue
+            called = self.parents.get(id(parent))
+            if isinstance(parent, ast.Attribute) and parent.attr in _SHAPE_METHODS and isinstance(called, ast.Call) and called.func is parent:
+                continue
+            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _SHAPE_FUNCTIONS:
+                continue
+            return False
+        return True
+
     def _out_of_sight(self, func: ast.expr, qualname: str) -> bool:
         """A callee imported from a module other than the libraries that compute with their arguments:
         ``from TTS.layers.solver import model_wrapper``, ``from .solver import wrap``, ``utils.run(...)``."""
@@ -505,6 +552,25 @@ class Initialisation:
                     return True
         return False
 
+    def _built_by(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        """The other classes of the file that build ``cls`` as a submodule (``self.gnn = GNN(...)``), and the
+        classes that build those: ``outer.parameters()`` holds the parameters of ``cls`` too."""
+        if self._builders is None:
+            self._builders = {}
+            for node in ast.walk(self.tree):  # once per file: the classes whose code calls each name
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    builder = self.classes.get(id(node))
+                    if builder is not None:
+                        self._builders.setdefault(node.func.id, []).append(builder)
+        builders: list[ast.ClassDef] = []
+        for builder in self._builders.get(cls.name, ()):
+            if builder is not cls and builder not in builders:
+                builders.append(builder)
+        if depth < 3:
+            for builder in list(builders):
+                builders.extend(outer for outer in self._built_by(builder, depth + 1) if outer not in builders)
+        return builders
+
     def _bases_known(self, cls: ast.ClassDef, ctx: Context, depth: int = 0) -> bool:
         """Whether every base class is torch's or the file's own (with known bases): a base from elsewhere
         (a project's pretrained-model class) may initialise every parameter (``self.apply(self._init_weights)``)."""
@@ -518,6 +584,18 @@ class Initialisation:
                     continue
             return False
         return True
+
+    def _displays(self) -> dict[str, list[ast.expr]]:
+        """The list and tuple displays assigned to each name of the file (``params = [self.u, self.v]``)."""
+        if self._display_names is None:
+            displays: dict[str, list[ast.expr]] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            displays.setdefault(target.id, []).append(node.value)
+            self._display_names = displays
+        return self._display_names
 
     def _called_names(self) -> tuple[frozenset[str], frozenset[str]]:
         """The names called (``model(x)``) and the attributes called (``self.attn(x)``, ``model.forward(x)``)."""
@@ -571,7 +649,7 @@ class Initialisation:
                 elif isinstance(expression, ast.Name):
                     for loop in loops.get(expression.id, ()):
                         if loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno):
-                            names.update(_attributes_iterated(loop.iter))
+                            names.update(_attributes_iterated(loop.iter, self._displays()))
                             cls = self.classes.get(id(loop))
                             if cls is not None and _iterates_parameters(loop.iter):
                                 classes.add(id(cls))
@@ -632,8 +710,11 @@ def _arms(expression: ast.expr) -> list[ast.expr]:
     return [expression]
 
 
-def _attributes_iterated(iterable: ast.expr) -> list[str]:
-    """``for p in [module.q, module.k]``: the attribute names of a display."""
+def _attributes_iterated(iterable: ast.expr, displays: dict[str, list[ast.expr]]) -> list[str]:
+    """``for p in [module.q, module.k]``: the attribute names of a display, also through a name bound to one
+    (``params = [self.u, self.v]; for p in params:``)."""
+    if isinstance(iterable, ast.Name):
+        return [name for display in displays.get(iterable.id, ()) for name in _attributes_iterated(display, {})]
     if isinstance(iterable, (ast.List, ast.Tuple)):
         return [element.attr for element in iterable.elts if isinstance(element, ast.Attribute)]
     return []
@@ -699,6 +780,10 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
         # `Tensor(np.hstack([np.zeros(n, dtype=int), np.ones(m, dtype=int)])).long()`: 0/1 integers come back
         # exactly; `1.0 / Tensor(counts)`: true division makes floats of integers anyway.
         verdict = KEEPS
+    if verdict == CHANGES and _literal_array(argument, ctx):
+        # `torch.Tensor(np.array([[-1, 0], [0, 1]]))`: an array of literals is a display of literals written
+        # through NumPy; like `torch.Tensor([[-1, 0], [0, 1]])`, meant as floats and held exactly.
+        verdict = KEEPS
     if verdict == CHANGES and declared is not None:
         # `torch.FloatTensor(int32 features)`: the author named the float dtype; nothing visible is lost.
         verdict = KEEPS
@@ -728,12 +813,16 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
             if binding.value is None or not (_start(binding.value) <= _start(before) and _end(before) <= _end(binding.value))
         ]
         return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
-            binding.value is not None and not ctx.scope.written_in_place_after(node.id, binding.value)
-            and _whole_numbers(binding.value, ctx, binding.value, depth + 1)
+            _counter(node.id, binding, ctx) if binding.value is None else (
+                _writes_whole_numbers(node.id, binding.value, ctx, depth)
+                and _whole_numbers(binding.value, ctx, binding.value, depth + 1)
+            )
             for binding in bindings
         )
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VALUE_KEEPING_METHODS:
+        return _whole_numbers(node.func.value, ctx, before, depth)  # `ids.long().to(device)`: the same numbers
     if isinstance(node, (ast.List, ast.Tuple)):
-        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth + 1) for element in node.elts)
+        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth) for element in node.elts)
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and float(node.value).is_integer() and abs(node.value) <= 2**24
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -747,9 +836,78 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
         return True
     if qualname == "numpy.full":
         return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1)
-    if qualname in _JOINS:
-        return _whole_numbers(node.args[0], ctx, before, depth + 1)
+    if qualname in _JOINS or qualname in _TORCH_CONVERSIONS:
+        return _whole_numbers(node.args[0], ctx, before, depth)  # nested calls end: only names can loop
     return False
+
+
+# Methods that give the same numbers back (a cast between whole-number-holding dtypes, a move, a copy).
+_VALUE_KEEPING_METHODS = frozenset(
+    {"long", "int", "float", "double", "short", "to", "cpu", "cuda", "clone", "copy", "detach", "astype", "reshape", "view", "flatten", "squeeze", "unsqueeze"}
+)
+# Conversions into a tensor that keep the numbers (the legacy constructors of a wide enough dtype included).
+_TORCH_CONVERSIONS = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor", "torch.IntTensor"}
+)
+
+
+def _counter(name: str, binding: Binding, ctx: Context) -> bool:
+    """``for i, x in enumerate(xs)`` / ``for i in range(n)``: ``name`` is bound to a loop counter (whole numbers
+    that count items, far below ``2**24`` in any array built item by item)."""
+    parents = initialisation_of(ctx.facts.tree).parents
+    for store in ctx.scope.stores(name):
+        if _start(store) != binding.position:
+            continue
+        parent = parents.get(id(store))
+        if isinstance(parent, ast.For) and parent.target is store:
+            return _builtin_call(parent.iter, "range")
+        if isinstance(parent, ast.Tuple) and parent.elts and parent.elts[0] is store:
+            loop = parents.get(id(parent))
+            return (
+                isinstance(loop, (ast.For, ast.comprehension)) and loop.target is parent
+                and _builtin_call(loop.iter, "enumerate")
+            )
+    return False
+
+
+def _builtin_call(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+
+
+def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int) -> bool:
+    """Whether every in-place write of ``name`` after it gets ``value`` (before its next binding) stores whole
+    numbers: ``ids[mask] = i`` with ``i`` a counter, ``grid[:, j] = 1``."""
+    if not ctx.scope.written_in_place_after(name, value):
+        return True
+    after = _end(value)
+    rebound = min((binding.position for binding in ctx.scope.bindings.get(name, ()) if binding.position > after), default=None)
+    parents = initialisation_of(ctx.facts.tree).parents
+    for mention in ctx.scope.mentions(name):
+        at = _start(mention.node)
+        if not (after < at and (rebound is None or at < rebound)):
+            continue
+        if isinstance(mention.node, ast.Call) and mention.method is not None and not mention.method.endswith("_"):
+            continue  # `ids.sum()`: not a write (`f(ids)` is not one either, as for `written_in_place_after`)
+        if isinstance(mention.node, ast.Call) and mention.method is None:
+            continue
+        assignment = parents.get(id(mention.node))
+        if not (isinstance(mention.node, ast.Subscript) and isinstance(assignment, ast.Assign)):
+            return False
+        if not _whole_numbers(assignment.value, ctx, assignment, depth + 1):
+            return False
+    return True
+
+
+def _literal_array(node: ast.expr, ctx: Context) -> bool:
+    """``torch.Tensor(np.array([[-1, 0], [0, 1]]))``: integer literals that float32 holds exactly, written through
+    NumPy in the call itself, without a dtype. A named array (``labels = np.array([0, 1, 2])``) is data, not a
+    display: it stays TCV201's."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    if (ctx.qualname(node.func) or "") not in ("numpy.array", "numpy.asarray"):
+        return False
+    numbers = _literal_numbers(node.args[0]) if isinstance(node.args[0], (ast.List, ast.Tuple)) else None
+    return bool(numbers) and all(type(value) is int and abs(value) <= 2**24 for value in numbers)
 
 
 def _divided(node: ast.Call, parents: dict[int, ast.AST]) -> bool:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from flake8_tensorconv.findings import Applicability, Edit, Fix, Position, Related
 from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
-from flake8_tensorconv.values import Device, Grad, Kind, Origin, Value
+from flake8_tensorconv.values import Device, Fact, Grad, Kind, Origin, Value
 
 # Calls that move a tensor between devices; `.detach()` goes before them (see TCV103).
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
@@ -24,6 +24,8 @@ _SAME_DATA_METHODS = frozenset(
 )
 # How a parameter's name or docstring is described as the evidence (inference/summaries.py).
 _PARAMETER_EVIDENCE = "a parameter of "
+# Facts of a tensor that requires grad whatever the grad mode (a parameter, `requires_grad=True`).
+_LEAF_FACTS = frozenset({Fact.LEAF, Fact.PARAMETER})
 # Expressions that take a method call without parentheses around them.
 _POSTFIX_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
@@ -66,6 +68,9 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
             clauses.append(f"{who} requires grad: {what} runs on {line}")
         elif what.startswith(_PARAMETER_EVIDENCE):  # no step in sight: the parameter's name or docstring
             clauses.append(f"{who} is {what} on {line}, so it may require grad")
+        elif (value.facts or (ctx.value(subject).facts if subject is not None else frozenset())) & _LEAF_FACTS:
+            # A parameter or a `requires_grad=True` leaf requires grad whatever the grad mode it was made in.
+            clauses.append(f"{who} requires grad in any grad mode: it comes from {what} on {line}")
         else:
             clauses.append(f"{who} comes from {what} on {line}, outside `no_grad`")
         related.append(_related(ctx, grad_origin, f"requires grad: {what}"))

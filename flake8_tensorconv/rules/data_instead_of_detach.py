@@ -36,6 +36,8 @@ _PYTHON_VALUE_BUILTINS = frozenset(
 _NUMPY_SINKS = ("numpy.", "matplotlib.")
 # Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Calls that copy the array they are given (`np.array` unless `copy=False`).
+_COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
@@ -80,7 +82,11 @@ class DataInsteadOfDetach(Rule):
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
     saved `self.gradients`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
-    a data loader's batch, a dataset's stored data, a tensor after
+    a data loader's batch (also through a name bound to one, or
+    `next(iter(loader))`), a dataset's stored data, storage that `__init__`
+    allocates with a factory and no other method rebinds (a replay buffer's),
+    the output of a model of the file whose weights are plain tensors (no
+    `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
     too). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
@@ -103,11 +109,13 @@ class DataInsteadOfDetach(Rule):
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
       `dst.copy_(...)`, a move to the `meta` device (which holds no data);
-    - a chain whose array only gives a Python value: `.numpy().item()`,
-      `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`;
+    - a chain whose array only gives a Python value or a copy made at once:
+      `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
+      `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
+      `.numpy().copy()`;
     - a plain `x.data` that is only read (printed, handed to a function,
-      returned, bound and never written), and `x.data.detach()`, where
-      `.detach()` is called anyway.
+      returned, bound and never written), and a chain that calls `.detach()`
+      anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
 
     ## Why is this bad?
     `.data` shares memory with `x` but hides changes from autograd's version
@@ -160,8 +168,8 @@ class DataInsteadOfDetach(Rule):
         use, after, direct = self._use(node, ctx)
         if use in (_Use.COPIED, _Use.PARAMETER) or (use is _Use.KEPT and after not in _TORCH_CHAIN):
             return  # a plain `x.data` that is only read (handed on, returned, bound) hides no write
-        if after == "detach" and use is not _Use.WRITTEN:
-            return  # `.detach()` is called: `.data` is redundant there, not used instead of it
+        if use is not _Use.WRITTEN and (after == "detach" or _detached_later(node, self._parent_map(ctx))):
+            return  # `.detach()` is called in the chain: `.data` is redundant there, not used instead of it
         receiver = node.value
         value = ctx.value(receiver)
         if value.kind not in (Kind.TENSOR, Kind.UNKNOWN):
@@ -214,7 +222,7 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return (_Use.COPIED if _only_a_number_leaves(call, parents) else _Use.NUMPY), first, direct
+                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx) else _Use.NUMPY), first, direct
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -479,9 +487,31 @@ def _chain_base(receiver: ast.expr) -> ast.expr:
             return receiver
 
 
-def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> bool:
-    """Whether the array of ``x.data....numpy()`` only gives a Python number or list: ``.item()``,
-    ``.tolist()``, or ``float(...)`` of it (an element, after indexing or reshaping)."""
+def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``.detach()`` is called further along the chain of views that starts at ``x.data``
+    (``x.data.cpu().detach().numpy()``): the chain detaches anyway, `.data` adds nothing to hide."""
+    node: ast.AST = data
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            node = parent
+            continue
+        if not isinstance(parent, ast.Attribute):
+            return False
+        call = parents.get(id(parent))
+        if not (isinstance(call, ast.Call) and call.func is parent):
+            return False
+        if parent.attr == "detach":
+            return True
+        if parent.attr not in K.ALIASING_METHODS or parent.attr == "numpy":
+            return False
+        node = call
+
+
+def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
+    """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
+    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
     while True:
         parent = parents.get(id(node))
@@ -491,13 +521,18 @@ def _only_a_number_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST]) -> 
             call = parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
                 return False
-            if parent.attr in _PYTHON_VALUE_METHODS:
+            if parent.attr in _PYTHON_VALUE_METHODS or parent.attr == "copy":
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
-        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and isinstance(parent.func, ast.Name):
-            return parent.func.id in ("float", "int", "bool", "complex")
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex"):
+                return True
+            if ctx.qualname(parent.func) not in _COPYING_CALLS:
+                return False
+            copy = next((keyword.value for keyword in parent.keywords if keyword.arg == "copy"), None)
+            return not (isinstance(copy, ast.Constant) and copy.value is False)
         else:
             return False
 

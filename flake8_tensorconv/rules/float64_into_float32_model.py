@@ -33,7 +33,10 @@ class Float64IntoFloat32Model(Rule):
     float32 weights. The float64 tensor is typically a NumPy array converted
     with `torch.from_numpy`, `torch.as_tensor` or `torch.tensor`: NumPy's
     `np.random.rand`, `np.linspace`, `np.zeros`, float literals and friends
-    produce float64, and the conversion keeps it.
+    produce float64, and the conversion keeps it. Parameter-free layers
+    (`nn.ReLU`, `nn.CosineSimilarity`, losses), also imported from the module
+    that defines them (`torch.nn.modules.distance`), follow their input's dtype
+    and are not reported.
 
     ## Why is this bad?
     Layers do not promote their input to the weights' dtype. The call raises

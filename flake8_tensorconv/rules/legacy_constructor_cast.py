@@ -36,9 +36,15 @@ class LegacyConstructorCast(Rule):
     (`torch.Tensor(indices).long()`). Casts that lose nothing (bools, exact
     literals, integers into a wider type, float64 into float32, floats that are
     whole numbers by construction such as `np.hstack([np.zeros(n), np.ones(m)])`
-    or `np.eye(n)` into an integer type, a uint8 mask into `torch.BoolTensor`,
+    or `np.eye(n)` into an integer type, also where every in-place write stores
+    whole numbers (`relative[labels == c] = i` with `i` an `enumerate` or `range`
+    counter), a uint8 mask into `torch.BoolTensor`, an array of integer literals
+    written in the call (`torch.Tensor(np.array([[-1, 0], [0, 1]]))`, a display
+    written through NumPy; a named array such as `labels` stays here),
     integers cast straight back that are whole numbers by construction
-    (`torch.Tensor(np.ones(n, dtype=int)).long()`), integer data divided at once,
+    (`torch.Tensor(np.ones(n, dtype=int)).long()`, or a literal carried through
+    conversions and casts: `level = torch.Tensor((10,)).long()` and then
+    `torch.Tensor((level,)).long()`), integer data divided at once,
     `1.0 / torch.Tensor(counts)`, where true division makes floats anyway) are
     TCV211's, an opt-in rule. So are floats read from a file (`np.loadtxt`,
     `np.genfromtxt`, `np.load`, a column of one) into an integer type: whether

@@ -28,7 +28,9 @@ class LegacyConstructorModernise(Rule):
     float32, integers into a float type the author named (`torch.FloatTensor` of
     an int32 0/1 feature matrix), a uint8 mask into `torch.BoolTensor` (uint8 was
     torch's mask dtype), integer data divided at once (`1.0 / torch.Tensor(counts)`),
-    number literals the dtype holds exactly, floats read from a file
+    number literals the dtype holds exactly (also as `np.array([[-1, 0], [0, 1]])` in the call),
+    floats that are whole numbers by construction (zeros written with loop
+    counters) into an integer type, floats read from a file
     (`np.loadtxt`) into an integer type (whole or not, the file decides), and
     data whose dtype is not visible (also `torch.Tensor(ids).long()`, where the
     integers are probably small enough for float32). Opt-in: it modernises the spelling; casts that can lose values are

@@ -54,14 +54,21 @@ class LegacyConstructorSize(Rule):
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
     `nn.init.xavier_uniform_(a if c else b)`). `x.resize_as_(y)` keeps the allocation for
-    what follows (`.copy_(y)` writes it). Where the allocation goes somewhere it does not
+    what follows (`.copy_(y)` writes it). Handed to a function of the file that only
+    measures that parameter (`.shape`, `.size()`, `len`), the values are not read. Where
+    the allocation goes somewhere it does not
     follow (a container, an attribute, a function imported from the project's own
     modules, which may keep or ignore it), it stays silent. A size named as a count
     (`2 * self.out_features`) is read as a size. A parameter's module must derive from torch's or the file's own classes (a
     base from elsewhere, such as a pretrained-model class, may initialise every parameter)
     and be able to run: a library's class, or (for a class
     local to a function, such as a test's, or defined by a script or notebook) one whose
-    instance the file calls. Nor is `torch.Tensor(0)` reported, which has no element to read.
+    instance the file calls. A parameter of a module that another module of the file
+    builds (`self.gnn = GNN(...)`) is initialised by that module's loop over
+    `self.parameters()`; in a library, such a building block is built by users of the outer
+    module in other files, who may initialise every parameter it holds, so it stays silent.
+    A loop over a name bound to a list of attributes (`params = [self.u, self.v]`)
+    initialises them. Nor is `torch.Tensor(0)` reported, which has no element to read.
 
     The other way round, it flags a shape written as one list or tuple of integers
     (`torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_()`) when an initialiser chained on

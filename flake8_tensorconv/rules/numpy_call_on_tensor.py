@@ -57,6 +57,10 @@ class NumpyCallOnTensor(Rule):
     `np.testing.assert_allclose`, `np.allclose`, `np.isclose`, `np.save`,
     `np.savetxt`, `np.nanmean`, `np.median`, ...; a list of tensors (a list
     display, a comprehension, a list built with `.append`) counts as well.
+    An instance of another module's class moved or cast (`Meta(args).to(device)`)
+    is a module, not a tensor: what its own methods return
+    (`maml.finetunning(...)`) is unknown and not reported; its outputs
+    (`maml(x)`) are on the device it was moved to.
 
     ## Why is this bad?
     NumPy converts a tensor through `Tensor.__array__`, which calls `.numpy()`,

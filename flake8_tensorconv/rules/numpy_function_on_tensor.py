@@ -50,6 +50,11 @@ _UFUNCS = {**_UNARY_UFUNCS, **_BINARY_UFUNCS, **_TENSOR_PAIR_UFUNCS}
 _REDUCED = re.compile(r"\.(?:any|all|sum)\(\s*\)")
 
 
+# The start and end of a statement whose test is the call alone (`if not np.isnan(x):`, `assert np.isfinite(x)`).
+_TEST_HEAD = re.compile(r"^\s*(?:if|elif|while|assert)\s+(?:not\s+)?\(?\s*$")
+_TEST_TAIL = re.compile(r"^\s*\)?\s*(?::|,|$|#)")
+
+
 class NumpyFunctionOnTensor(Rule):
     """
     ## What it does
@@ -62,8 +67,9 @@ class NumpyFunctionOnTensor(Rule):
     ufunc on a CPU tensor without grad (`np.sqrt(t.cpu())`) works, with NumPy 2's
     deprecation warning about torch's `__array_wrap__`, and is left alone; so is
     a boolean ufunc on such a tensor whose result only feeds `.any()`, `.all()`
-    or `.sum()` at once (`np.isinf(pose).any()`), which read 0/1 as they read
-    `False`/`True`.
+    or `.sum()` at once (`np.isinf(pose).any()`), or is the whole test of an
+    `if`, `elif`, `while` or `assert` (`if not np.isnan(loss.std()):`), which
+    read 0/1 as they read `False`/`True`.
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's
@@ -125,7 +131,7 @@ class NumpyFunctionOnTensor(Rule):
         elif name in _UFUNCS and any(ctx.value(argument).kind is Kind.TENSOR for argument in node.args):
             # A float ufunc on a CPU tensor without grad works (NumPy 2 only warns about `__array_wrap__`):
             # reported where the result is a broken mask, or where the conversion can raise.
-            if (name in _BOOLEAN_UFUNCS and not _reduced_at_once(node, ctx)) or any(
+            if (name in _BOOLEAN_UFUNCS and not _reduced_at_once(node, ctx) and not _truth_test(node, ctx)) or any(
                 grad_risk(ctx.value(argument), ctx) or device_risk(ctx.value(argument)) for argument in node.args
             ):
                 self._ufunc(node, name, ctx)
@@ -199,6 +205,16 @@ def _reduced_at_once(node: ast.Call, ctx: Context) -> bool:
     source = ctx.source
     after = source.text[source.offset(ctx.end(node)) : source.offset(ctx.end(node)) + 16]
     return _REDUCED.match(after) is not None
+
+
+def _truth_test(node: ast.Call, ctx: Context) -> bool:
+    """``if not np.isnan(t.std()):``: the whole test of an ``if`` / ``elif`` / ``while`` / ``assert``, read as one truth
+    value (0/1 as False/True; a result of more than one element raises there as a bool one does): no mask is made."""
+    source = ctx.source
+    start, end = ctx.start(node), ctx.end(node)
+    before = source.line(start.line)[: start.column]
+    after = source.line(end.line)[end.column :]
+    return _TEST_HEAD.match(before) is not None and _TEST_TAIL.match(after) is not None
 
 
 def _receiver_text(node: ast.expr, ctx: Context) -> str:

@@ -18,7 +18,12 @@ class NumpyOnAccelerator(Rule):
     the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`).
     A parameter named or documented as a model's output is evidence only in a
     function with no caller in the file; where every caller is in the file,
-    what they pass decides.
+    what they pass decides. As for TCV101, a private function, a prediction
+    scored against ground truth it converts too, and a docstring that names a
+    property of an output ("shape of the output of the network") are no such
+    evidence. An instance of another module's class moved with `.to(device)`
+    (`MyNet(3).to(device)`) is a module on that device, so its outputs may be
+    on a GPU; what its other methods return is unknown.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises

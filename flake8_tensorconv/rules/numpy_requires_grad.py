@@ -25,7 +25,16 @@ class NumpyRequiresGrad(Rule):
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
     function), and the message says that it is the name; where every caller is
-    in the file, what they pass decides.
+    in the file, what they pass decides. A name is no evidence in a private
+    function (`_helper`: its callers are the file's, followed or unknown), for
+    a gradient (`grad_output`), for a prediction the function scores against
+    ground truth it converts to NumPy too (a metric: `y_preds` beside
+    `y_targets.cpu().numpy()`), nor where a docstring names a property of an
+    output ("shape of the output of the network"). A custom
+    `torch.autograd.Function`'s `forward` and `backward` run with grad mode
+    off (backward's gradients require grad only in a double backward, which
+    the file would ask for with `create_graph=True`). Results of `&`, `|`, `^`,
+    `~` and shifts are integer or bool tensors, which never require grad.
 
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:

@@ -22,7 +22,9 @@ class TensorCopyConstruct(Rule):
     whose callers are all in the file, none of them seen passing a tensor,
     is not reported: the callers say what comes in, not the annotation. Nor is
     a value inside `if isinstance(x, C):` with `C` another library's class
-    (`NonTensorData`): there `x` is a `C`, whatever its annotation says.
+    (`NonTensorData`): there `x` is a `C`, whatever its annotation says. Nor is
+    a parameter annotated `Tensor` that its function hands (or a slice of it)
+    to `torch.from_numpy`, which accepts only arrays: the code says it is an array.
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it
@@ -78,6 +80,9 @@ class TensorCopyConstruct(Rule):
             return
         if isinstance(source, ast.Name) and _callers_pass_no_tensor(source.id, node, ctx):
             return
+        root = _root_name(source)
+        if root is not None and _parameter_not_rebound(root, node, ctx) and _used_as_an_array(root, ctx):
+            return
         ctx.report(self, node, fix=self._fix(node, source, ctx))
 
     def _fix(self, node: ast.Call, source: ast.expr, ctx: Context) -> Fix | None:
@@ -113,6 +118,54 @@ def _callers_pass_no_tensor(name: str, call: ast.Call, ctx: Context) -> bool:
     own = {binding.position for binding in scope.bindings.get(name, ()) if binding.value is not None and _within(call, binding.value)}
     at = (call.lineno, call.col_offset)
     return not any((store.lineno, store.col_offset) < at and (store.lineno, store.col_offset) not in own for store in scope.stores(name))
+
+
+# Functions that accept only a NumPy array: a value given to one is an array, whatever its annotation says.
+_ARRAY_ONLY = frozenset({"torch.from_numpy"})
+
+
+def _used_as_an_array(name: str, ctx: Context) -> bool:
+    """The parameter ``name`` (or a slice of it, also unpacked into other names) goes to ``torch.from_numpy``
+    in its function: the code itself says it is an array (``torch.from_numpy(x_val)`` of ``x_train[n:]``), so a
+    `Tensor` annotation is wrong there."""
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    derived = {name}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assign):
+            continue
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        for target in node.targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) and len(target.elts) == len(node.value.elts):
+                pairs.extend(zip(target.elts, node.value.elts))
+            else:
+                pairs.append((target, node.value))
+        for target, value in pairs:
+            if isinstance(target, ast.Name) and _root_name(value) == name:
+                derived.add(target.id)
+    return any(
+        isinstance(node, ast.Call) and node.args and ctx.facts.qualname(node.func) in _ARRAY_ONLY and _root_name(node.args[0]) in derived
+        for node in ast.walk(function)
+    )
+
+
+def _parameter_not_rebound(name: str, call: ast.Call, ctx: Context) -> bool:
+    at = (call.lineno, call.col_offset)
+    return ctx.scope.is_parameter(name) and not any((store.lineno, store.col_offset) < at for store in ctx.scope.stores(name))
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """``x`` of ``x[a:b]``, ``x.T``, ``x.reshape(...)``."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Attribute) and node.attr == "T":
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("reshape", "astype", "copy"):
+            node = node.func.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
 
 
 def _declared_as_maybe_not_tensor(name: str, call: ast.Call, ctx: Context) -> bool:

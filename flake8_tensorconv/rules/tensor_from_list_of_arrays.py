@@ -39,7 +39,14 @@ class TensorFromListOfArrays(Rule):
     or values that `torch.from_numpy` accepted earlier (it raises on anything else),
     or the observations of a gym / gymnasium environment made in the file with an id
     whose observation space is a `Box` (`gym.make("CartPole-v1")`: `env.reset()`,
-    `env.step(a)`). The arrays are followed through namedtuple, `NamedTuple` and
+    `env.step(a)`), or of any environment (made in another module, a helper, a
+    wrapper, passed in) whose `observation_space.shape` the file reads: a space
+    with a shape is a `Box` (a `Discrete` space has none to index, `Dict` and
+    `Tuple` spaces have `None`), so its observations are arrays. An environment
+    handed to a function of the file observes arrays there too, and the lists a
+    function returns reach the parameters of a call they are unpacked into
+    (`train(*play(env))`). The index arrays of `np.where(mask)` and
+    `np.nonzero(a)` (`np.where(mask)[0]`) are arrays too. The arrays are followed through namedtuple, `NamedTuple` and
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
@@ -88,9 +95,10 @@ class TensorFromListOfArrays(Rule):
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
     warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
     without an axis), of element-wise functions of numbers (`np.sqrt(5) * k`) or
-    of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module, made from an id held in
-    a variable, or observing integers, tuples or dicts (`FrozenLake`, `Blackjack`)
-    are not followed, nor are buffers filled from another module. A list of 0-d
+    of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module or from an id held in a
+    variable are followed only where the file reads their `observation_space.shape`
+    (matched by the last name: `self.env` and `env` alike); those observing
+    integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module. A list of 0-d
     arrays is reported: `torch.tensor` raises `TypeError: len() of unsized object`
     on it, and the fix makes it work.
     """

@@ -40,6 +40,8 @@ class Conversion(NamedTuple):
     # A dtype cast on the way (`.float()`) whose source dtype is not known: it returns the tensor
     # itself when the dtype already matches, a copy otherwise.
     cast: str | None = None
+    # `predictions[0].numpy()`: the item of the tensor (or of a sequence of tensors) that the array shares.
+    item: int | None = None
 
 
 class WriteThroughSharedArray(Rule):
@@ -50,7 +52,8 @@ class WriteThroughSharedArray(Rule):
     `t.detach().cpu().numpy()` or `np.asarray(t)` while the tensor `t` is still
     used afterwards, before its name is bound to another tensor (or belongs to the
     caller: a parameter, also when the array is bound to the parameter's own name,
-    `x = x.detach().numpy()`). A dtype cast
+    `x = x.detach().numpy()`). An array made from one item, `preds[0].numpy()`,
+    is not read back through another constant item (`preds[1]`). A dtype cast
     in the chain (`t.detach().float().numpy()`) returns the tensor itself when the
     dtype already matches: where that dtype is not known the write is reported as
     one that may reach the tensor; a cast known to change the dtype copies.
@@ -139,7 +142,9 @@ class WriteThroughSharedArray(Rule):
         elif scope.rebound_between(tensor_name, first.call, write.statement):
             return  # the name now holds another tensor
         caller_owns = scope.is_parameter(tensor_name) and (own_name or not scope.before(tensor_name, first.call))
-        if not (caller_owns or used_after_write(tensor_name, write.statement, ctx)):
+        items = {conversion.item for conversion in conversions}
+        item = items.pop() if len(items) == 1 else None
+        if not (caller_owns or used_after_write(tensor_name, write.statement, ctx, item)):
             return
         array_name = write.name.id
         casts = [conversion.cast for conversion in conversions if conversion.cast is not None]
@@ -239,6 +244,7 @@ def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
     crosses_device = False
     torch_evidence = False
     cast = None
+    item: int | None = None
     while True:
         if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
             method = receiver.func.attr
@@ -258,6 +264,8 @@ def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
         elif isinstance(receiver, ast.Attribute) and receiver.attr in _TENSOR_VIEW_ATTRIBUTES:
             receiver = receiver.value
         elif isinstance(receiver, ast.Subscript) and is_basic_index(receiver.slice, ctx):
+            index = receiver.slice
+            item = index.value if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value >= 0 else None
             receiver = receiver.value
         else:
             break
@@ -267,7 +275,7 @@ def _conversion(expression: ast.expr, ctx: Context) -> Conversion | None:
     # `.numpy()` exists on other libraries' tensors, and np.asarray(list) copies: need torch evidence.
     if not (kind is Kind.TENSOR or (from_numpy_method and kind is Kind.UNKNOWN and torch_evidence)):
         return None
-    return Conversion(call=node, tensor=receiver.id, crosses_device=crosses_device, cast=cast)
+    return Conversion(call=node, tensor=receiver.id, crosses_device=crosses_device, cast=cast, item=item)
 
 
 def _cast_dtype(call: ast.Call, ctx: Context) -> str | None:
