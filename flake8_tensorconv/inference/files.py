@@ -123,10 +123,8 @@ class FileFacts:
         self._line_starts: list[int] | None = None
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
-        self._trained_models: frozenset[str] | None = None
-        self._frozen_models: frozenset[str] | None = None
-        self._forward_hooks: frozenset[str] | None = None
-        self._shaped_environments: frozenset[str] | None = None
+        # pattern -> the names it captures in the file's text (see _names_matching).
+        self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
         self.scopes = ScopeIndex()
@@ -170,42 +168,36 @@ class FileFacts:
             self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
         return self._filled_on_self
 
+    def _names_matching(self, pattern: re.Pattern[str], *needles: str) -> frozenset[str]:
+        """What ``pattern`` captures in the file's text, worked out once; nothing where no needle occurs (no scan)."""
+        found = self._names_by_pattern.get(pattern)
+        if found is None:
+            text = self.text or ""
+            found = frozenset(pattern.findall(text) if any(needle in text for needle in needles) else ())
+            self._names_by_pattern[pattern] = found
+        return found
+
     @property
     def trained_models(self) -> frozenset[str]:
         """Names (``model``, ``self.actor``) whose parameters the file hands to an optimizer or a gradient clip:
         modules with parameters that are trained, whatever class (of another module) they are."""
-        if self._trained_models is None:
-            text = self.text or ""
-            found = _TRAINED.findall(text) if "parameters()" in text else []
-            self._trained_models = frozenset(found)
-        return self._trained_models
+        return self._names_matching(_TRAINED, "parameters()")
 
     @property
     def frozen_models(self) -> frozenset[str]:
         """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``."""
-        if self._frozen_models is None:
-            text = self.text or ""
-            found = _FROZEN.findall(text) if "freeze(" in text or "requires_grad_(" in text else []
-            self._frozen_models = frozenset(found)
-        return self._frozen_models
+        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(")
 
     @property
     def forward_hooks(self) -> frozenset[str]:
         """Names of the functions and methods the file registers as forward hooks (``register_forward_hook(f)``)."""
-        if self._forward_hooks is None:
-            text = self.text or ""
-            self._forward_hooks = frozenset(_FORWARD_HOOK.findall(text) if "register_forward_hook" in text else ())
-        return self._forward_hooks
+        return self._names_matching(_FORWARD_HOOK, "register_forward_hook")
 
     @property
     def shaped_environments(self) -> frozenset[str]:
         """Names (``env`` of ``env`` and ``self.env``) whose ``observation_space.shape`` the file reads: gym-style
         environments whose observation space has a shape, a ``Box``, so their observations are NumPy arrays."""
-        if self._shaped_environments is None:
-            text = self.text or ""
-            found = _SHAPED_SPACE.findall(text) if "observation_space" in text else []
-            self._shaped_environments = frozenset(found)
-        return self._shaped_environments
+        return self._names_matching(_SHAPED_SPACE, "observation_space")
 
     @property
     def record_fields(self) -> dict[str, tuple[str, ...]]:
