@@ -300,10 +300,12 @@ _CONTEXT_KINDS = (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE, Kind.DEVICE, Kind.DTYP
 
 
 def call_context(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, values: dict[int, Value], default: Callable[[ast.expr], Value]
+    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, values: dict[int, Value], default: Callable[[ast.expr], Value],
+    rebound_names: dict[int, frozenset[str]] | None = None,
 ) -> tuple[dict[str, Value], dict[str, ast.expr]]:
     """The parameters a call decides: what it passes to them (or leaves to a literal default), and the
-    bool literals among them, for parameters the helper never rebinds."""
+    bool literals among them, for parameters the helper never rebinds (``rebound_names``: the names each
+    helper binds, by function, worked out on the first bool literal passed to it and kept there)."""
     if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
         return {}, {}
     args = function.args
@@ -312,7 +314,7 @@ def call_context(
     expressions.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
     defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
     defaults.update((arg.arg, value) for arg, value in zip(args.kwonlyargs, args.kw_defaults) if value is not None)
-    rebound = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    rebound: frozenset[str] | None = None
     bound: dict[str, Value] = {}
     literals: dict[str, ast.expr] = {}
     for parameter in [*positional, *args.kwonlyargs]:
@@ -328,9 +330,22 @@ def call_context(
             bound[name] = value
         elif Fact.ENVIRONMENT in value.facts:
             bound[name] = value  # `generate_session(env)`: what its reset() / step() observe
-        if isinstance(expression, ast.Constant) and isinstance(expression.value, bool) and name not in rebound:
-            literals[name] = expression
+        if isinstance(expression, ast.Constant) and isinstance(expression.value, bool):
+            if rebound is None:
+                rebound = _names_bound_in(function, rebound_names if rebound_names is not None else {})
+            if name not in rebound:
+                literals[name] = expression
     return bound, literals
+
+
+def _names_bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The names ``function`` binds anywhere in its body (a walk of it, once per function in ``known``)."""
+    names = known.get(id(function))
+    if names is None:
+        names = known[id(function)] = frozenset(
+            node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        )
+    return names
 
 
 def join_arguments(per_site: list[dict[str, Value]]) -> dict[str, Value]:
@@ -435,6 +450,27 @@ def data_parameter(annotated: Value) -> Value:
     return annotated.with_(grad=Grad.NO, device=Device.UNKNOWN)
 
 
+class _CallsWalked(Exception):
+    """Raised by a caller's walk once it is past the statement that holds its last call of the summarised function."""
+
+
+def _last_statement_with(scope: ast.AST, sites: list[CallSite]) -> ast.stmt | None:
+    """The last statement of ``scope``'s own body (a function's or the module's) that holds one of ``sites``: the
+    walk of the scope stops after it. A loop or a ``try`` holding a call is walked whole (its later statements may
+    change what the call passes on its next pass)."""
+    body = getattr(scope, "body", None)
+    if not isinstance(body, list):
+        return None
+    lines = [site.call.lineno for site in sites]
+    for statement in reversed(body):
+        decorators = getattr(statement, "decorator_list", None)
+        first = min(statement.lineno, *(decorator.lineno for decorator in decorators)) if decorators else statement.lineno
+        last = statement.end_lineno or statement.lineno
+        if any(first <= line <= last for line in lines):
+            return statement
+    return None
+
+
 class SummariesMixin:
     """The interpreter's side of summaries: parameters from callers or evidence, what same-file methods return."""
 
@@ -464,24 +500,33 @@ class SummariesMixin:
         for scope_sites in by_scope.values():
             calls = {id(site.call) for site in scope_sites}
             modes: list[bool] = []
+            scope = scope_sites[0].scope
+            last = _last_statement_with(scope, scope_sites)
 
-            def listener(node: ast.AST, state: object, calls: set[int] = calls, modes: list[bool] = modes) -> None:
+            def listener(node: ast.AST, state: object, calls: set[int] = calls, modes: list[bool] = modes, last: ast.AST | None = last) -> None:
                 if id(node) in calls:
                     modes.append(state.grad_enabled)  # type: ignore[attr-defined]
+                elif node is last:
+                    raise _CallsWalked  # what the scope does after its last call cannot change what the calls pass
 
             caller = Interpreter(self.facts, listener=listener)
             caller.depth = self.depth + 1
-            scope = scope_sites[0].scope
-            if isinstance(scope, ast.Module):
-                caller.walks = lambda node: False  # the module's own statements only
-                caller.walk_module()
-            elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if scope_sites[0].class_name is None and scope in self.facts.tree.body:
-                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
-                    caller.state.env = dict(self._module_names())
-                caller.walk_function(scope, class_name=scope_sites[0].class_name)
-            else:
-                modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
+            try:
+                if isinstance(scope, ast.Module):
+                    caller.walks = lambda node: False  # the module's own statements only
+                    caller.walk_module()
+                elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    # The calls are in the scope's own code, none in a function or class nested in it: those bodies
+                    # are not walked (a def binds its name, as in the walk rules listen to).
+                    caller.walks = lambda node, scope=scope: node is scope
+                    if scope_sites[0].class_name is None and scope in self.facts.tree.body:
+                        # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                        caller.state.env = dict(self._module_names())
+                    caller.walk_function(scope, class_name=scope_sites[0].class_name)
+                else:
+                    modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
+            except _CallsWalked:
+                pass
             grad_enabled = grad_enabled or not modes or any(modes)
             per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
         return CallerSummary(join_arguments(per_site), grad_enabled)
@@ -572,7 +617,7 @@ class SummariesMixin:
         nothing (or one past MAX_CONTEXTS) gets the summary that holds whatever is passed.
         """
         function = self.facts.helpers[name]
-        bound, literals = call_context(function, call, self.values, self.eval_default)
+        bound, literals = call_context(function, call, self.values, self.eval_default, self.facts.rebound_names)
         key = (name, tuple(sorted(bound.items())), tuple(sorted((k, ast.dump(v)) for k, v in literals.items())))
         known = self.facts.helper_returns
         if key not in known:
@@ -597,7 +642,8 @@ class SummariesMixin:
         """What ``function`` returns, walked on its own with ``bound`` / ``literals`` for its parameters."""
         from flake8_tensorconv.inference.interpreter import Interpreter
 
-        summary = Interpreter(self.facts, listener=None)
+        # Only what `function` itself returns counts: the bodies of functions and classes nested in it are not walked.
+        summary = Interpreter(self.facts, listener=None, walks=lambda node: node is function)
         summary.caller_params = False
         summary.depth = self.depth + 1
         summary.summary_of = function
