@@ -490,46 +490,64 @@ class SummariesMixin:
         return summary
 
     def _summarise_calls(self, function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> CallerSummary:
-        from flake8_tensorconv.inference.interpreter import Interpreter
-
         per_site: list[dict[str, Value]] = []
         grad_enabled = False
         by_scope: dict[int, list[CallSite]] = {}
         for site in sites:
             by_scope.setdefault(id(site.scope), []).append(site)
         for scope_sites in by_scope.values():
-            calls = {id(site.call) for site in scope_sites}
-            modes: list[bool] = []
             scope = scope_sites[0].scope
-            last = _last_statement_with(scope, scope_sites)
-
-            def listener(node: ast.AST, state: object, calls: set[int] = calls, modes: list[bool] = modes, last: ast.AST | None = last) -> None:
-                if id(node) in calls:
-                    modes.append(state.grad_enabled)  # type: ignore[attr-defined]
-                elif node is last:
-                    raise _CallsWalked  # what the scope does after its last call cannot change what the calls pass
-
-            caller = Interpreter(self.facts, listener=listener)
-            caller.depth = self.depth + 1
-            try:
-                if isinstance(scope, ast.Module):
-                    caller.walks = lambda node: False  # the module's own statements only
-                    caller.walk_module()
-                elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    # The calls are in the scope's own code, none in a function or class nested in it: those bodies
-                    # are not walked (a def binds its name, as in the walk rules listen to).
-                    caller.walks = lambda node, scope=scope: node is scope
-                    if scope_sites[0].class_name is None and scope in self.facts.tree.body:
-                        # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
-                        caller.state.env = dict(self._module_names())
-                    caller.walk_function(scope, class_name=scope_sites[0].class_name)
-                else:
-                    modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
-            except _CallsWalked:
-                pass
+            if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+                values, modes_at = self._caller_walk(scope, scope_sites)
+                modes = [mode for site in scope_sites for mode in modes_at.get(id(site.call), ())]
+            else:
+                values, modes = {}, [True]  # a call in a lambda or a class body: grad mode not followed there
             grad_enabled = grad_enabled or not modes or any(modes)
-            per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
+            per_site.extend(bind_arguments(function, site, values) for site in scope_sites)
         return CallerSummary(join_arguments(per_site), grad_enabled)
+
+    def _caller_walk(self, scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> tuple[dict[int, Value], dict[int, list[bool]]]:
+        """The values of a caller's walk, and the grad mode at each call it makes (one entry per pass over the call).
+
+        A caller is walked once per depth for all the functions it calls that are summarised (the file's
+        ``__init__`` that calls several helpers), as far as the statement holding the last of their calls asked
+        about so far; a call further down walks it again, further."""
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        last = _last_statement_with(scope, sites)
+        body = scope.body
+        needed = len(body) - 1 if last is None else body.index(last)
+        key = (id(scope), self.depth + 1)
+        known = self.facts.caller_walks.get(key)
+        if known is not None and known[0] >= needed:
+            return known[1], known[2]
+        modes_at: dict[int, list[bool]] = {}
+        stop = None if needed == len(body) - 1 else body[needed]
+
+        def listener(node: ast.AST, state: object) -> None:
+            if isinstance(node, ast.Call):
+                modes_at.setdefault(id(node), []).append(state.grad_enabled)  # type: ignore[attr-defined]
+            elif node is stop:
+                raise _CallsWalked  # what the scope does after its last call cannot change what the calls pass
+
+        caller = Interpreter(self.facts, listener=listener)
+        caller.depth = self.depth + 1
+        try:
+            if isinstance(scope, ast.Module):
+                caller.walks = lambda node: False  # the module's own statements only
+                caller.walk_module()
+            else:
+                # The calls are in the scope's own code, none in a function or class nested in it: those bodies
+                # are not walked (a def binds its name, as in the walk rules listen to).
+                caller.walks = lambda node: node is scope
+                if sites[0].class_name is None and scope in self.facts.tree.body:
+                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                    caller.state.env = dict(self._module_names())
+                caller.walk_function(scope, class_name=sites[0].class_name)
+        except _CallsWalked:
+            pass
+        self.facts.caller_walks[key] = (needed, caller.values, modes_at)
+        return caller.values, modes_at
 
     def _module_names(self) -> dict[str, Value]:
         """What the module's own statements bind (its functions and classes not walked), worked out once per file."""
