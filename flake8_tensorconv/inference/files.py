@@ -118,8 +118,8 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
-        # (caller, depth) -> how far its walk went (an index in its body), its values, the grad mode at each call.
-        self.caller_walks: dict[tuple[int, int], tuple[int, dict, dict]] = {}
+        # (caller, depth) -> its walk for summaries, as far as it went (see summaries._CallerWalk).
+        self.caller_walks: dict[tuple[int, int], object] = {}
         # function -> the names it binds (a walk of its body, done once: see summaries.call_context).
         self.rebound_names: dict[int, frozenset[str]] = {}
         # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.

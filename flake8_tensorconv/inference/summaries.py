@@ -471,6 +471,57 @@ def _last_statement_with(scope: ast.AST, sites: list[CallSite]) -> ast.stmt | No
     return None
 
 
+class _CallerWalk:
+    """A caller's walk for summaries, statement by statement of its own body, as far as asked so far."""
+
+    def __init__(self, asking: SummariesMixin, scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> None:
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        self.scope = scope
+        self.class_name = class_name
+        self.modes_at: dict[int, list[bool]] = {}
+        self.walked = -1  # the index in the scope's body of the last statement walked
+        self.state: object = None  # the state after it, where the walk goes on
+        self.stop: ast.AST | None = None
+        self.interpreter = interpreter = Interpreter(asking.facts, listener=self._listen)
+        interpreter.depth = asking.depth + 1
+        if isinstance(scope, ast.Module):
+            interpreter.walks = lambda node: False  # the module's own statements only
+        else:
+            # The calls are in the scope's own code, none in a function or class nested in it: those bodies are not
+            # walked (a def binds its name, as in the walk rules listen to).
+            interpreter.walks = lambda node: node is scope
+            if class_name is None and scope in asking.facts.tree.body:
+                # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                interpreter.state.env = dict(asking._module_names())
+
+    def _listen(self, node: ast.AST, state: object) -> None:
+        if isinstance(node, ast.Call):
+            self.modes_at.setdefault(id(node), []).append(state.grad_enabled)  # type: ignore[attr-defined]
+        elif node is self.stop:
+            self.state = state
+            raise _CallsWalked  # what the scope does after the calls asked about cannot change what they pass
+
+    def walk_to(self, index: int) -> None:
+        """Walk the scope's body up to its statement at ``index`` (the whole of a loop or ``try`` holding a call)."""
+        if index <= self.walked:
+            return
+        body = self.scope.body
+        self.stop = body[index] if index < len(body) - 1 else None
+        interpreter = self.interpreter
+        try:
+            if self.walked >= 0:
+                interpreter.state = self.state  # type: ignore[assignment]
+                interpreter.walk_body(body[self.walked + 1 :])
+            elif isinstance(self.scope, ast.Module):
+                interpreter.walk_module()
+            else:
+                interpreter.walk_function(self.scope, class_name=self.class_name)
+        except _CallsWalked:
+            pass
+        self.walked = index
+
+
 class SummariesMixin:
     """The interpreter's side of summaries: parameters from callers or evidence, what same-file methods return."""
 
@@ -510,44 +561,17 @@ class SummariesMixin:
         """The values of a caller's walk, and the grad mode at each call it makes (one entry per pass over the call).
 
         A caller is walked once per depth for all the functions it calls that are summarised (the file's
-        ``__init__`` that calls several helpers), as far as the statement holding the last of their calls asked
-        about so far; a call further down walks it again, further."""
-        from flake8_tensorconv.inference.interpreter import Interpreter
-
+        ``__init__`` that calls several helpers), and only as far as the statement holding the last call asked
+        about so far: a call further down goes on with the same walk from where it stopped."""
         last = _last_statement_with(scope, sites)
         body = scope.body
         needed = len(body) - 1 if last is None else body.index(last)
         key = (id(scope), self.depth + 1)
-        known = self.facts.caller_walks.get(key)
-        if known is not None and known[0] >= needed:
-            return known[1], known[2]
-        modes_at: dict[int, list[bool]] = {}
-        stop = None if needed == len(body) - 1 else body[needed]
-
-        def listener(node: ast.AST, state: object) -> None:
-            if isinstance(node, ast.Call):
-                modes_at.setdefault(id(node), []).append(state.grad_enabled)  # type: ignore[attr-defined]
-            elif node is stop:
-                raise _CallsWalked  # what the scope does after its last call cannot change what the calls pass
-
-        caller = Interpreter(self.facts, listener=listener)
-        caller.depth = self.depth + 1
-        try:
-            if isinstance(scope, ast.Module):
-                caller.walks = lambda node: False  # the module's own statements only
-                caller.walk_module()
-            else:
-                # The calls are in the scope's own code, none in a function or class nested in it: those bodies
-                # are not walked (a def binds its name, as in the walk rules listen to).
-                caller.walks = lambda node: node is scope
-                if sites[0].class_name is None and scope in self.facts.tree.body:
-                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
-                    caller.state.env = dict(self._module_names())
-                caller.walk_function(scope, class_name=sites[0].class_name)
-        except _CallsWalked:
-            pass
-        self.facts.caller_walks[key] = (needed, caller.values, modes_at)
-        return caller.values, modes_at
+        walk = self.facts.caller_walks.get(key)
+        if walk is None:
+            walk = self.facts.caller_walks[key] = _CallerWalk(self, scope, sites[0].class_name)
+        walk.walk_to(needed)
+        return walk.interpreter.values, walk.modes_at
 
     def _module_names(self) -> dict[str, Value]:
         """What the module's own statements bind (its functions and classes not walked), worked out once per file."""
