@@ -351,10 +351,17 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef
             continue
         helpers[name] = node
     # Whether one is a generator (a walk of its body) is looked at only when a call of it is walked.
-    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name]) else helpers[name])
+    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name], facts) else helpers[name])
 
 
-def _is_generator(function: ast.FunctionDef) -> bool:
+def _is_generator(function: ast.FunctionDef, facts: FileFacts) -> bool:
+    # A yield is written `yield`: a function whose lines never say it is no generator, and its tree is not walked.
+    text = facts.text
+    if text is not None and "\r" not in text:  # lines end in "\n" only: line_starts numbers them as the parser does
+        starts = facts.line_starts
+        last = function.end_lineno or function.lineno
+        if "yield" not in text[starts[function.lineno - 1] : starts[last] if last < len(starts) else len(text)]:
+            return False
     return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
 
 
