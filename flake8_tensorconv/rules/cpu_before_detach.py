@@ -51,9 +51,41 @@ def copy_before_detach(node: ast.Call) -> ast.Call | None:
     func = node.func
     if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
         return None
-    move = func.value
-    while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
-        move = move.func.value
+    return _device_copy(_before_recorded(func.value))
+
+
+def copies_combined_before_detach(node: ast.Call) -> list[ast.Call]:
+    """The device copies among the operands of arithmetic that ``.detach()`` ends: ``(x.cpu() + y).detach()``
+    records the copy of ``x`` (and the sum) in the graph that the detach throws away."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        return []
+    copies: list[ast.Call] = []
+    pending = [_before_recorded(func.value)]
+    if not isinstance(pending[0], (ast.BinOp, ast.UnaryOp)):
+        return []
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.BinOp):
+            pending += [_before_recorded(current.left), _before_recorded(current.right)]
+        elif isinstance(current, ast.UnaryOp):
+            pending.append(_before_recorded(current.operand))
+        else:
+            move = _device_copy(current)
+            if move is not None:
+                copies.append(move)
+    return sorted(copies, key=lambda move: (move.lineno, move.col_offset))
+
+
+def _before_recorded(node: ast.expr) -> ast.expr:
+    """``x.to("cpu")`` of ``x.to("cpu").clone()``: what comes before operations autograd records too."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RECORDED_BETWEEN:
+        node = node.func.value
+    return node
+
+
+def _device_copy(move: ast.expr) -> ast.Call | None:
+    """``move`` if it is ``.cpu()``, ``.cuda()`` or ``.to(...)`` with an argument, else None."""
     if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
         return None
     if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
@@ -127,11 +159,30 @@ class CpuBeforeDetach(Rule):
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         move = copy_before_detach(node)
         if move is None:
+            self._visit_combined(node, ctx)
             return
         receiver = move.func.value  # type: ignore[attr-defined]
         value = ctx.value(receiver)
         if self.reportable(move, receiver, value, ctx, strict=False):
             self.report(node, move, receiver, value, ctx, self.message)
+
+    def _visit_combined(self, node: ast.Call, ctx: Context) -> None:
+        """``(x.cpu() + y).detach()``: the first copy of an operand with grad, and a fix that detaches it first
+        (the outer ``.detach()`` stays, so operands without a copy are detached as before)."""
+        for move in copies_combined_before_detach(node):
+            receiver = move.func.value  # type: ignore[attr-defined]
+            value = ctx.value(receiver)
+            if self.reportable(move, receiver, value, ctx, strict=False):
+                safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
+                because, related = evidence(ctx, receiver, value, grad=True, device=False)
+                start = ctx.attribute_name_start(move.func)  # type: ignore[arg-type]
+                fix = make_fix(
+                    Applicability.SAFE if safe else Applicability.UNSAFE,
+                    "Call `.detach()` before the device copy",
+                    Edit(start, start, "detach()."),
+                )
+                ctx.report(self, node, self.message + because, fix, related)
+                return
 
     def reportable(self, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, strict: bool) -> bool:
         """Whether the copy is recorded: grad evidence on the path (``strict``: anything but known no grad)."""
