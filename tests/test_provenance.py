@@ -542,6 +542,61 @@ CASES = {
                 scale = torch.ones(3, requires_grad=True, device="cuda")
                 return (scale * 2).cpu().detach().numpy()  # expect: TCV103
     """,
+    "model_called_on_numpy_arrays": """
+        import numpy as np
+        import torch
+
+        class Backend(torch.nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, im):
+                x = im.permute(0, 2, 3, 1).cpu().numpy()
+                return self.model(x).numpy(), self.model(im).numpy()  # expect: TCV101
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(torch.from_numpy(x))
+
+        def run(frames: np.ndarray):
+            return Net()(frames).numpy()  # expect: TCV101
+    """,
+    "copy_returned_by_a_method_then_detached": """
+        import torch
+
+        class Actor(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(x)
+
+            def get_action(self, state):
+                return torch.tanh(self.forward(state)).cpu()[0]
+
+            def get_detached(self, state):
+                return self.forward(state).detach().cpu()
+
+        class Agent:
+            def __init__(self):
+                self.actor = Actor().cuda()
+
+            def act(self, state):
+                return self.actor.get_action(state).detach()  # expect: TCV103
+
+            def act_detached(self, state):
+                return self.actor.get_detached(state).detach()
+
+            def act_no_grad(self, state):
+                with torch.no_grad():
+                    return self.actor.get_action(state).detach()
+    """,
     "data_of_a_reshaped_receiver": """
         import torch
 

@@ -7,7 +7,7 @@ from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Device, Grad, Kind, Value
+from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -98,7 +98,12 @@ class CpuBeforeDetach(Rule):
     ## What it does
     Flags `.cpu().detach()`, `.cuda().detach()` and `.to(...).detach()` while grad
     mode is on and the tensor requires grad on some path, also with operations that
-    autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`).
+    autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`),
+    and a copy that arithmetic combines before the `.detach()` that ends it
+    (`(log_probs.cpu() + target).detach()`). Where a call returns the copy (a
+    method of the file ending in `return torch.tanh(mu).cpu()[0]`) and the caller
+    detaches it (`actor.get_action(s).detach()`), the message says so and offers
+    no fix: the copy is in the callee.
 
     It needs a source of grad on the path to the copy, the same evidence TCV101
     needs: a module call outside `no_grad`, `requires_grad=True`, a parameter, a
@@ -109,7 +114,9 @@ class CpuBeforeDetach(Rule):
     torch, a module class of the file, a model handed in and called, a name or
     `self` attribute whose `.parameters()` go to an optimizer or a gradient clip,
     or `X.from_pretrained(...)` of a model class; not where the file freezes it
-    (`.freeze()`, `.requires_grad_(False)`). The message names the source.
+    (`.freeze()`, `.requires_grad_(False)`, a loop setting `requires_grad = False`),
+    nor in code that runs with grad off (a LightningModule's evaluation hooks, an
+    optimizer's methods; see TCV101). The message names the source.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer
@@ -142,13 +149,18 @@ class CpuBeforeDetach(Rule):
 
     ## Fix safety
     Safe on a known tensor: both orders give the same values, dtype, device and
-    memory. Unsafe where the only evidence is the chain itself or a parameter's
+    memory. In arithmetic the fix detaches the copied operand first and keeps the
+    outer `.detach()`, so the other operands are detached as before. Unsafe where the only evidence is the chain itself or a parameter's
     annotation or name: another class's `.to()` and `.detach()` need not commute.
     """
 
     code = "TCV103"
     name = "cpu-before-detach"
     message = "`.detach()` after a device copy records the copy in the autograd graph; call `.detach()` first"
+    copied_earlier_message = (
+        "`.detach()` of a device copy made with grad on: autograd recorded the copy that this throws away; "
+        "call `.detach()` before the copy"
+    )
     triggers = (").detach(",)  # the device copy's closing parenthesis, then `.detach(`
     fix_safety = "sometimes"
 
@@ -159,14 +171,32 @@ class CpuBeforeDetach(Rule):
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         move = copy_before_detach(node)
         if move is None:
-            self._visit_combined(node, ctx)
+            if not self._visit_combined(node, ctx):
+                self._visit_copied_earlier(node, ctx)
             return
         receiver = move.func.value  # type: ignore[attr-defined]
         value = ctx.value(receiver)
         if self.reportable(move, receiver, value, ctx, strict=False):
             self.report(node, move, receiver, value, ctx, self.message)
 
-    def _visit_combined(self, node: ast.Call, ctx: Context) -> None:
+    def _visit_copied_earlier(self, node: ast.Call, ctx: Context) -> None:
+        """``get_action(state).detach()`` where the method returns ``.cpu()`` of its output: the copy was recorded
+        where it was made, and this ``.detach()`` throws it away. No fix: the copy is in the callee."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+            return
+        receiver = _before_recorded(func.value)
+        if not isinstance(receiver, ast.Call):
+            return  # what a call returns (the trigger `).detach(` sees only these)
+        value = ctx.value(receiver)
+        if Fact.RECORDED_COPY not in value.facts or not ctx.grad_enabled or value.kind is not Kind.TENSOR:
+            return
+        if value.grad not in (Grad.YES, Grad.MAYBE) or value.is_integer or holds_gradients(receiver, ctx):
+            return
+        because, related = evidence(ctx, receiver, value, grad=True, device=False)
+        ctx.report(self, node, self.copied_earlier_message + because, None, related)
+
+    def _visit_combined(self, node: ast.Call, ctx: Context) -> bool:
         """``(x.cpu() + y).detach()``: the first copy of an operand with grad, and a fix that detaches it first
         (the outer ``.detach()`` stays, so operands without a copy are detached as before)."""
         for move in copies_combined_before_detach(node):
@@ -182,7 +212,8 @@ class CpuBeforeDetach(Rule):
                     Edit(start, start, "detach()."),
                 )
                 ctx.report(self, node, self.message + because, fix, related)
-                return
+                return True
+        return False
 
     def reportable(self, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, strict: bool) -> bool:
         """Whether the copy is recorded: grad evidence on the path (``strict``: anything but known no grad)."""
