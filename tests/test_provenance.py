@@ -597,6 +597,18 @@ CASES = {
                 with torch.no_grad():
                     return self.actor.get_action(state).detach()
     """,
+    "cuda_of_a_tensor_already_on_the_gpu": """
+        import torch
+
+        net = torch.nn.Linear(3, 2).cuda()
+
+        def train(batch):
+            x = batch.cuda()
+            out = net(x)
+            fake = net(out.cuda().detach())
+            host = out.cpu().detach()  # expect: TCV103
+            return fake, host
+    """,
     "data_of_a_reshaped_receiver": """
         import torch
 

@@ -122,7 +122,8 @@ class CpuBeforeDetach(Rule):
     metric state), where the tensor cannot require grad (gradients, integer
     tensors and results such as `argmax`, values made under `no_grad` or stored
     already detached, values past a guard that raises when they require grad),
-    for `.cpu()` of a tensor known to be on the CPU and `.to(device)` of one placed
+    for `.cpu()` of a tensor known to be on the CPU, `.cuda()` of one the file put on
+    the GPU (`netG(x.cuda())` of a model moved with `.cuda()`), and `.to(device)` of one placed
     with that same `device` (`.to(device)`, `device=device`: it is the tensor
     itself, and nothing is copied or recorded), and where a class of the file has its own
     `detach` (a mixture model) and the receiver's kind is not known.
@@ -232,6 +233,8 @@ class CpuBeforeDetach(Rule):
             return False
         if value.device is Device.CPU and _to_the_cpu(move, ctx):
             return False  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
+        if value.device is Device.ACCELERATOR and move.func.attr == "cuda" and not (move.args or move.keywords):  # type: ignore[attr-defined]
+            return False  # `.cuda()` of a tensor the file put on the GPU is the tensor itself, as `.cpu()` on the CPU
         return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
 
     def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
