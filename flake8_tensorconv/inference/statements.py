@@ -422,4 +422,3 @@ def _freezing_call(call: ast.Call) -> ast.Call | None:
             return None
         current = current.func.value
     return None
-
