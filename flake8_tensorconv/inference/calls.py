@@ -430,6 +430,10 @@ class CallsMixin:
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
 
+    def _records_copy(self, receiver: Value) -> bool:
+        """Whether autograd records a device copy of ``receiver`` here: it requires grad, and grad mode is on."""
+        return self.state.grad_enabled and receiver.kind is Kind.TENSOR and receiver.grad in (Grad.YES, Grad.MAYBE)
+
     def _tensor_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         plain = receiver.with_(elements=None, element=None, fields=(), facts=frozenset(), shares_with=None, kind=Kind.TENSOR)
         if name == "numpy":
@@ -438,6 +442,8 @@ class CallsMixin:
         if effect is not None:
             facts = effect.facts | (receiver.facts & K.TENSOR_VIEW_FACTS) if effect.keeps_view_facts else effect.facts
             moved = effect.device is Device.ACCELERATOR and plain.device is not Device.ACCELERATOR
+            if effect.device is not None and effect.device is not plain.device and self._records_copy(receiver):
+                facts = facts | {Fact.RECORDED_COPY}
             return plain.with_(
                 grad=plain.grad if effect.grad is None else effect.grad,
                 device=plain.device if effect.device is None else effect.device,
@@ -449,7 +455,11 @@ class CallsMixin:
             dtype = next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), None)
             device = self._to_device(node, args, keywords, receiver.device)
             moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
-            return plain.with_(device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin)
+            copied = device is not receiver.device and device is not Device.UNKNOWN and self._records_copy(receiver)
+            return plain.with_(
+                device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin,
+                facts=frozenset({Fact.RECORDED_COPY}) if copied else plain.facts,
+            )
         if name == "requires_grad_":
             literal = literal_bool(self._literal(node.args[0])) if node.args else True
             kw = self._literal(kwarg(node, "requires_grad"))

@@ -198,7 +198,8 @@ class ExpressionsMixin:
                 # `outputs["labels"]`: no tensor takes a string index, so this is a model's dict of outputs,
                 # and the item named as data (labels, indices, masks) needs no grad.
                 return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
-            return container.with_(elements=None, element=None, fields=(), facts=frozenset())
+            # An item of a recorded device copy is a view of it: detaching the item throws the recorded copy away.
+            return container.with_(elements=None, element=None, fields=(), facts=container.facts & {Fact.RECORDED_COPY})
         if container.kind is Kind.NDARRAY:
             return arrays.subscript(container, node.slice, index)
         if Fact.FOREIGN in container.facts:

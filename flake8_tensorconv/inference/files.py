@@ -98,8 +98,17 @@ _TRAINED = re.compile(
     r"\b(?:" + "|".join(sorted(K.OPTIMIZER_NAMES)) + r")\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
 )
 
-# `model.freeze()`, `self.encoder.requires_grad_(False)`: a model whose parameters no longer require grad.
-_FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
+# `model.freeze()`, `self.encoder.requires_grad_(False)`, `net.eval().requires_grad_(False).to(device)`: a model whose
+# parameters no longer require grad (the module methods that return the module itself may come between).
+_FROZEN = re.compile(
+    r"\b((?:self\.)?\w+)(?:\.(?:eval|train|cpu|cuda|to|float|half|double|bfloat16)\([^()]*\))*"
+    r"\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))"
+)
+# `for p in model.parameters(): p.requires_grad = False` (the loop's first statement): every parameter frozen.
+_FROZEN_BY_LOOP = re.compile(
+    r"\bfor\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
+    r"\w+\.(?:requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\))"
+)
 # `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
 _FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 # `env.observation_space.shape`, `self.env.observation_space.shape[0]`: the last name before the space.
@@ -149,6 +158,8 @@ class FileFacts:
         self.lightning_classes: set[str] = set()
         # torch.autograd.Function subclasses: their forward and backward run with grad disabled.
         self.autograd_function_classes: set[str] = set()
+        # torch.optim.Optimizer subclasses: their methods update parameters, with grad disabled.
+        self.optimizer_classes: set[str] = set()
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
@@ -189,8 +200,11 @@ class FileFacts:
 
     @property
     def frozen_models(self) -> frozenset[str]:
-        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``."""
-        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(")
+        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``,
+        or whose parameters a loop sets ``requires_grad = False`` one by one."""
+        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(") | self._names_matching(
+            _FROZEN_BY_LOOP, "requires_grad"
+        )
 
     @property
     def forward_hooks(self) -> frozenset[str]:
@@ -294,8 +308,9 @@ def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
                     facts.module_classes.add(cls.name)
                     changed = True
                     break
-    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
+    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts, _follows_lightning)
     facts.autograd_function_classes = _subclasses(classes, K.AUTOGRAD_FUNCTION_BASES, facts)
+    facts.optimizer_classes = _subclasses(classes, K.OPTIMIZER_BASES, facts)
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)
@@ -371,19 +386,41 @@ def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
     return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
 
 
-def _subclasses(classes: list[ast.ClassDef], bases: frozenset[str], facts: FileFacts) -> set[str]:
-    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file."""
+def _subclasses(
+    classes: list[ast.ClassDef],
+    bases: frozenset[str],
+    facts: FileFacts,
+    also: Callable[[ast.ClassDef, FileFacts], bool] | None = None,
+) -> set[str]:
+    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file; ``also``
+    names other evidence that a class is one (it follows the bases' contract)."""
     found: set[str] = set()
     changed = True
     while changed:
         changed = False
         for cls in classes:
-            if cls.name not in found and any(
-                facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases
+            if cls.name not in found and (
+                any(facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases)
+                or (also is not None and also(cls, facts))
             ):
                 found.add(cls.name)
                 changed = True
     return found
+
+
+def _follows_lightning(cls: ast.ClassDef, facts: FileFacts) -> bool:
+    """A LightningModule whose base comes from another module of the project: the base is named one
+    (``ReAgentLightningModule``), or the class defines a hook only Lightning calls (``configure_optimizers``)."""
+    if not cls.bases:
+        return False
+    for base in cls.bases:
+        qualname = facts.qualname(base)
+        if qualname is not None and not qualname.startswith("torch.") and qualname.endswith("LightningModule"):
+            return True
+    return any(
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in K.LIGHTNING_ONLY_METHODS
+        for statement in cls.body
+    )
 
 
 def _members_with_bases(name: str, by_name: dict[str, list[ast.ClassDef]]) -> set[str]:

@@ -105,6 +105,10 @@ class ModulesMixin:
 
     def _module_output(self, module: Value, args: list[Value], node: ast.Call) -> Value:
         flat = flatten(args)
+        if args and all(a.kind is Kind.NDARRAY for a in args) and module.instance_of not in self.facts.module_classes:
+            # Torch's layers take tensors: a model called on NumPy arrays is another library's (a Keras model behind
+            # a multi-backend wrapper); only a module class of the file is seen converting them itself.
+            return UNKNOWN
         inputs = [a for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
         parametrized = Fact.PARAMETRIZED in module.facts
         grad = Grad.YES if parametrized else any_grad([a.grad for a in inputs])

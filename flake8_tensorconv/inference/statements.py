@@ -50,6 +50,8 @@ class StatementsMixin:
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
             grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        if class_name in self.facts.optimizer_classes:
+            grad_enabled = False  # the parameter update and its state: torch's optimizers run them under no_grad
         if class_name in self.facts.autograd_function_classes and node.name in K.AUTOGRAD_FUNCTION_NO_GRAD_METHODS:
             # torch runs a custom Function's forward and backward with grad mode off; backward only sees grad mode on
             # in a double backward (`create_graph=True`), which the file would have to ask for.
@@ -184,11 +186,16 @@ class StatementsMixin:
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and call.args and literal_bool(call.args[0]) is False:
-            # `model.m.requires_grad_(False)`: from here on the tensor (or the module's parameters) no longer require grad.
-            key = func.value.id if isinstance(func.value, ast.Name) else attribute_key(func.value)
-            if key is not None:
-                self.state.env[key] = self.value_of(call)
+        frozen = _freezing_call(call)
+        if frozen is not None:
+            # `model.m.requires_grad_(False)`, `net.eval().requires_grad_(False).to(d)`: from here on the tensor (or the
+            # module's parameters) no longer require grad.
+            receiver = frozen.func.value  # type: ignore[attr-defined]
+            while isinstance(receiver, ast.Call):  # a module's own methods return it: the chain's start is frozen
+                receiver = receiver.func.value  # type: ignore[attr-defined]
+            key = receiver.id if isinstance(receiver, ast.Name) else attribute_key(receiver)
+            if key is not None and (frozen.func.value is receiver or self.value_of(receiver).kind is Kind.MODULE):  # type: ignore[attr-defined]
+                self.state.env[key] = self.value_of(frozen if frozen.func.value is receiver else call)  # type: ignore[attr-defined]
             return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
@@ -403,3 +410,15 @@ class StatementsMixin:
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
         self._notify(target)
+
+
+def _freezing_call(call: ast.Call) -> ast.Call | None:
+    """The ``x.requires_grad_(False)`` in ``call``'s chain of methods that return the module itself, or None."""
+    current: ast.expr = call
+    while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+        if current.func.attr == "requires_grad_":
+            return current if current.args and literal_bool(current.args[0]) is False else None
+        if current.func.attr not in K.MODULE_RETURNING_ITSELF and current.func.attr != "to":
+            return None
+        current = current.func.value
+    return None
