@@ -36,6 +36,10 @@ _PYTHON_VALUE_BUILTINS = frozenset(
 _NUMPY_SINKS = ("numpy.", "matplotlib.")
 # Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Attributes of an array that describe it (`x.data.numpy().shape` sizes something): none of its memory leaves.
+_ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides"})
+# Methods of a module that make a tensor its state (a buffer or a parameter): new storage, as `p.data = ...` is.
+_REGISTERS_STATE = frozenset({"register_buffer", "register_parameter"})
 # Calls that copy the array they are given (`np.array` unless `copy=False`).
 _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
@@ -84,7 +88,8 @@ class DataInsteadOfDetach(Rule):
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), a dataset's stored data, storage that `__init__`
-    allocates with a factory and no other method rebinds (a replay buffer's),
+    allocates with a factory or a legacy constructor (of a module-level
+    constant too) and no other method rebinds (a replay buffer's),
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
@@ -104,7 +109,10 @@ class DataInsteadOfDetach(Rule):
       step, clipping, an EMA copy or init, unless the leaf was used before the
       write and a backward follows it in the same block of statements (a graph
       built from the old value then runs on the new one); new storage for a parameter
-      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
+      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`), also computed
+      out of place from an alias that nothing else reads (`w = p.data.double()` then
+      `p.data = w - w.mean()`), and state moved into a module
+      (`new.register_buffer("w", old.w.data.cpu())`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
@@ -112,7 +120,8 @@ class DataInsteadOfDetach(Rule):
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
-      `.numpy().copy()`;
+      `.numpy().copy()`, or only describes the array (`p.data.numpy().shape`,
+      `.dtype`, `len(p.data.numpy())`);
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and a chain that calls `.detach()`
       anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
@@ -292,6 +301,8 @@ class DataInsteadOfDetach(Rule):
                 return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
             return _Use.COPIED
+        if isinstance(func, ast.Attribute) and func.attr in _REGISTERS_STATE:
+            return _Use.PARAMETER  # `m.register_buffer("w", old.w.data.cpu())`: state moved between modules
         if isinstance(func, ast.Attribute) and (_is_in_place(func.attr) or ctx.value(func.value).kind is Kind.TENSOR):
             return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
         if _converted_at_once(call, self._parent_map(ctx)):
@@ -345,6 +356,8 @@ class DataInsteadOfDetach(Rule):
             for mention in scope.mentions(name)
         ):
             return _Use.NUMPY  # `w = p.data` then `w.numpy()`: the alias goes to NumPy
+        if read and _only_rewrites_data(name, scope.node, after, rebound, scope.uses.reads.get(name, ())):
+            return _Use.PARAMETER  # `w = p.data.double()` then `p.data = w - w.mean()`: a parameter rewritten
         return _Use.KEPT if read or isinstance(scope.node, ast.Module) else _Use.COPIED
 
     def _iterates_gradients(self, receiver: ast.expr, ctx: Context) -> bool:
@@ -408,6 +421,18 @@ class DataInsteadOfDetach(Rule):
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
+
+
+def _only_rewrites_data(name: str, scope: ast.AST, after: tuple[int, int], rebound: tuple[int, int] | None, reads) -> bool:
+    """Whether every read of ``name`` between ``after`` and ``rebound`` lies in the value of an assignment to
+    ``x.data`` (``p.data = w - w.mean()``): the alias only computes a parameter's new storage out of place."""
+    spans = [
+        (_start(node.value), _end(node.value))
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Assign) and any(_is_data(target) for target in node.targets)
+    ]
+    live = [position for position in reads if after < position and (rebound is None or position < rebound)]
+    return bool(spans) and all(any(start <= position < end for start, end in spans) for position in live)
 
 
 def _start(node: ast.AST) -> tuple[int, int]:
@@ -520,14 +545,14 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
-                return False
+                return parent.attr in _ARRAY_METADATA  # `.shape`, `.dtype`: only a description leaves
             if parent.attr in _PYTHON_VALUE_METHODS or parent.attr == "copy":
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex"):
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex", "len"):
                 return True
             if ctx.qualname(parent.func) not in _COPYING_CALLS:
                 return False
