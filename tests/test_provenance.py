@@ -958,6 +958,30 @@ CASES = {
 
         WRITERS = [_write]
     """,
+    # Round 6 (r6-data): `self.X` that only methods other than `__init__` store (it declares `None` at most).
+    "an_attribute_stored_by_another_method_without_grad": """
+        import torch
+
+        class Scorer:
+            def __init__(self, net):
+                self.net = net
+                self.c = None
+                self.last = None
+
+            def set_c(self, data):
+                with torch.no_grad():
+                    self.c = self.net(data).mean(0)
+
+            def step(self, data):
+                self.last = self.net(data)
+                self.last.sum().backward()
+
+            def score(self, data):
+                with torch.no_grad():
+                    reps = self.net(data)
+                centred = (reps - self.c).data.cpu().numpy()
+                return centred, self.last.data.cpu().numpy()  # expect: TCV104
+    """,
 }
 
 

@@ -93,7 +93,8 @@ class DataInsteadOfDetach(Rule):
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
-    too). Where the kind of `x` is unknown, a torch-only method right after
+    too, or one that another method stores on `self` where `__init__` only
+    declares it as `None`). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
     `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
     NumPy, is the evidence, and no class of the file, or imported from its own
