@@ -982,6 +982,16 @@ CASES = {
                 centred = (reps - self.c).data.cpu().numpy()
                 return centred, self.last.data.cpu().numpy()  # expect: TCV104
     """,
+    # Round 6 (r6-data): `.forward(...)` called by name is a module's forward pass, whatever the receiver's kind.
+    "an_explicit_forward_call_gives_a_tensor": """
+        import torch
+
+        def push(lnet, state):
+            value = lnet.forward(state)[-1].data.numpy()[0, 0]  # expect: TCV104
+            with torch.no_grad():
+                greedy = lnet.forward(state)[-1].data.numpy()
+            return value, greedy
+    """,
 }
 
 

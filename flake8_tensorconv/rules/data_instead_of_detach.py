@@ -96,7 +96,8 @@ class DataInsteadOfDetach(Rule):
     too, or one that another method stores on `self` where `__init__` only
     declares it as `None`). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
-    `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
+    `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
+    judged by the call), or a layer's `weight` / `bias` whose chain reaches
     NumPy, is the evidence, and no class of the file, or imported from its own
     package, may have its own `data`; a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
@@ -412,6 +413,8 @@ class DataInsteadOfDetach(Rule):
                 if _names_data(receiver.slice.value):
                     return False  # `outputs["pitch_target"][0]`: the item is named as data
             receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "forward":
+            return ctx.facts.imports_torch  # `net.forward(x)[-1].data.numpy()`: what a module's forward pass gives
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
