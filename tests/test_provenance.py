@@ -992,6 +992,29 @@ CASES = {
                 greedy = lnet.forward(state)[-1].data.numpy()
             return value, greedy
     """,
+    # Round 6 (r6-data): a method of the class that hands its parameter to a TensorBoard writer, one hop deep.
+    "a_logger_method_that_writes_a_histogram_converts": """
+        import torch
+
+        class Logger:
+            def __init__(self, writer):
+                self._sw = writer
+
+            def _try_log_histogram(self, key, histogram, step):
+                if self._sw is not None:
+                    self._sw.add_histogram(key, histogram, step)
+
+            def log_histogram(self, key, histogram, step):
+                self._try_log_histogram(key, histogram, step)
+
+            def log_text(self, key, value, step):
+                print(key, value, step)
+
+            def log_param(self, key, layer, step):
+                self.log_histogram(key + "_w", layer.weight.data, step)  # expect: TCV104
+                self.log_histogram(key + "_g", layer.weight.grad.data, step)
+                self.log_text(key, layer.bias.data, step)
+    """,
 }
 
 

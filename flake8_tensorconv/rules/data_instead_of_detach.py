@@ -40,6 +40,8 @@ _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
 _ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides"})
 # Methods of a module that make a tensor its state (a buffer or a parameter): new storage, as `p.data = ...` is.
 _REGISTERS_STATE = frozenset({"register_buffer", "register_parameter"})
+# Methods of a TensorBoard writer (`SummaryWriter`) that turn a tensor they are given into a NumPy array.
+_WRITER_SINKS = frozenset({"add_histogram", "add_image", "add_images", "add_video", "add_audio", "add_embedding"})
 # Calls that copy the array they are given (`np.array` unless `copy=False`).
 _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
@@ -75,7 +77,9 @@ class DataInsteadOfDetach(Rule):
     NumPy (`x.data.cpu().numpy()`, also through a name converted later,
     `w = x.data` then `w.numpy()`, a helper whose result is converted at once,
     `to_cpu(x.data).numpy()`, a helper of the file that converts its parameter,
-    `tensor2im(x.data)`, or a plot, `plt.imshow(x.data)`), a chain that is
+    `tensor2im(x.data)`, a method of the class that hands it to a TensorBoard
+    writer, `self.log_histogram(key, layer.weight.data, step)`, or a plot,
+    `plt.imshow(x.data)`), a chain that is
     bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
     write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
     `y.mul_(2)`) into a computed tensor, which a graph may have saved (the
@@ -311,6 +315,8 @@ class DataInsteadOfDetach(Rule):
             return _Use.NUMPY  # `to_cpu(x.data).numpy()`: what the helper returns goes to NumPy
         if isinstance(func, ast.Name) and self._helper_converts(func.id, call, argument, ctx):
             return _Use.NUMPY  # `tensor2im(x.data)`, a helper of this file that converts its parameter to NumPy
+        if _on_self(func) and self._method_converts(func.attr, call, argument, ctx):  # type: ignore[attr-defined]
+            return _Use.NUMPY  # `self.log_histogram(key, p.weight.data, step)`: a method of the class converts it
         return _Use.KEPT  # handed to code out of sight, which may keep it
 
     def _helper_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
@@ -334,6 +340,26 @@ class DataInsteadOfDetach(Rule):
         known = self._helpers_converting.get(key)
         if known is None:
             known = self._helpers_converting[key] = _converts_to_numpy(helper, parameter, ctx)
+        return known
+
+    def _method_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
+        """Whether the method ``name`` of the enclosing class hands the parameter that ``argument`` binds to NumPy, a
+        plot or a TensorBoard writer, itself or through one more method of the class (a logger's ``log_histogram``
+        that calls ``self._try_log_histogram``)."""
+        cls = _enclosing_class(ctx)
+        if cls is None or any(isinstance(a, ast.Starred) for a in call.args) or argument not in call.args:
+            return False
+        method = _class_method(cls, name)
+        if method is None:
+            return False
+        positional = [*method.args.posonlyargs, *method.args.args][1:]  # past `self`
+        index = call.args.index(argument)  # type: ignore[arg-type]
+        if index >= len(positional):
+            return False
+        key = (id(method), positional[index].arg)
+        known = self._helpers_converting.get(key)
+        if known is None:
+            known = self._helpers_converting[key] = _converts_to_numpy(method, positional[index].arg, ctx, cls, hops=1)
         return known
 
     def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
@@ -566,8 +592,24 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             return False
 
 
-def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) -> bool:
-    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot."""
+def _on_self(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _enclosing_class(ctx: Context) -> ast.ClassDef | None:
+    classes = [node for node in ctx.facts.definitions.get(ctx.state.class_name or "", ()) if isinstance(node, ast.ClassDef)]
+    return classes[0] if len(classes) == 1 else None
+
+
+def _class_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    methods = [node for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    return methods[0] if len(methods) == 1 and not methods[0].decorator_list else None
+
+
+def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context, cls: ast.ClassDef | None = None, hops: int = 0) -> bool:
+    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot; a method (``cls`` given)
+    also to a TensorBoard writer's ``add_histogram`` / ``add_image``... (which converts it with NumPy), or to
+    another method of its class that does (``hops`` more)."""
     views = {parameter}
     assignments = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
     for _ in range(2):  # a name bound to a view of a view
@@ -584,6 +626,16 @@ def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) 
         qualname = ctx.qualname(func) or ""
         if (qualname == "torch.Tensor.numpy" or qualname.startswith(_NUMPY_SINKS)) and node.args and _view_base(node.args[0], ctx) in views:
             return True
+        if cls is None or not isinstance(func, ast.Attribute):
+            continue
+        passed = [index for index, arg in enumerate(node.args) if _view_base(arg, ctx) in views]
+        if passed and func.attr in _WRITER_SINKS:
+            return True  # `self._sw.add_histogram(key, histogram, step)`
+        if passed and hops > 0 and _on_self(func) and not any(isinstance(a, ast.Starred) for a in node.args):
+            method = _class_method(cls, func.attr)
+            positional = [*method.args.posonlyargs, *method.args.args][1:] if method is not None else []
+            if method is not None and passed[0] < len(positional) and _converts_to_numpy(method, positional[passed[0]].arg, ctx, cls, hops - 1):
+                return True
     return False
 
 
