@@ -657,6 +657,9 @@ class SummariesMixin:
                 continue
             walker = Interpreter(self.facts, listener=None)
             walker.depth = self.depth + 1
+            # Parameters as declared, not as callers pass them: whether a caller summary is already cached depends on
+            # which functions were walked before, and what is stored must not (`self.gradients = grad`).
+            walker.caller_params = False
             walker.walk_function(method, class_name=class_name)
             values.extend(value for stored, value in walker.attribute_stores if stored == name)
         if values and all(value.kind is Kind.TENSOR and value.grad is Grad.NO for value in values):
