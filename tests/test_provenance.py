@@ -1113,6 +1113,63 @@ CASES = {
 
         WRITERS = [_write]
     """,
+    # Round 6 (r6-data): `self.X` that only methods other than `__init__` store (it declares `None` at most).
+    "an_attribute_stored_by_another_method_without_grad": """
+        import torch
+
+        class Scorer:
+            def __init__(self, net):
+                self.net = net
+                self.c = None
+                self.last = None
+
+            def set_c(self, data):
+                with torch.no_grad():
+                    self.c = self.net(data).mean(0)
+
+            def step(self, data):
+                self.last = self.net(data)
+                self.last.sum().backward()
+
+            def score(self, data):
+                with torch.no_grad():
+                    reps = self.net(data)
+                centred = (reps - self.c).data.cpu().numpy()
+                return centred, self.last.data.cpu().numpy()  # expect: TCV104
+    """,
+    # Round 6 (r6-data): `.forward(...)` called by name is a module's forward pass, whatever the receiver's kind.
+    "an_explicit_forward_call_gives_a_tensor": """
+        import torch
+
+        def push(lnet, state):
+            value = lnet.forward(state)[-1].data.numpy()[0, 0]  # expect: TCV104
+            with torch.no_grad():
+                greedy = lnet.forward(state)[-1].data.numpy()
+            return value, greedy
+    """,
+    # Round 6 (r6-data): a method of the class that hands its parameter to a TensorBoard writer, one hop deep.
+    "a_logger_method_that_writes_a_histogram_converts": """
+        import torch
+
+        class Logger:
+            def __init__(self, writer):
+                self._sw = writer
+
+            def _try_log_histogram(self, key, histogram, step):
+                if self._sw is not None:
+                    self._sw.add_histogram(key, histogram, step)
+
+            def log_histogram(self, key, histogram, step):
+                self._try_log_histogram(key, histogram, step)
+
+            def log_text(self, key, value, step):
+                print(key, value, step)
+
+            def log_param(self, key, layer, step):
+                self.log_histogram(key + "_w", layer.weight.data, step)  # expect: TCV104
+                self.log_histogram(key + "_g", layer.weight.grad.data, step)
+                self.log_text(key, layer.bias.data, step)
+    """,
 }
 
 

@@ -173,6 +173,21 @@ class FileFacts:
         self.class_members: Mapping[str, set[str]] = {}
         # class name -> whether the file names it anywhere but its own definition (builds, subclasses, passes it).
         self.classes_used_in_file: dict[str, bool] = {}
+        # (class name, attribute) -> what methods other than __init__ store on ``self`` under that name, when known.
+        self.method_stores: dict[tuple[str, str], Value | None] = {}
+        self._stored_outside_init: dict[str, frozenset[str]] = {}
+
+    def stored_outside_init(self, class_name: str) -> frozenset[str]:
+        """Names that a method of the file's class ``class_name`` other than ``__init__`` binds on ``self``, worked out
+        once per class when first asked."""
+        found = self._stored_outside_init.get(class_name)
+        if found is None:
+            from flake8_tensorconv.inference.modules import _stored_outside_init
+
+            classes = [node for node in self.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+            found = frozenset(_stored_outside_init(classes[0])) if len(classes) == 1 else frozenset()
+            self._stored_outside_init[class_name] = found
+        return found
 
     @property
     def filled_on_self(self) -> frozenset[str]:

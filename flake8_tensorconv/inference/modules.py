@@ -126,6 +126,8 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     for statement in cls.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
             interpreter = Interpreter(facts, listener=None)
+            # `__init__` reads the module's names as any function does (`torch.FloatTensor(V_RANGE)` of a constant).
+            interpreter.state.env = dict(interpreter._module_names())
             interpreter.walk_function(statement, class_name=None)
             for target, value in interpreter.attribute_stores:
                 # Modules, parameters, and instances of the file's plain classes (`self.memory = ReplayBuffer()`,

@@ -716,6 +716,44 @@ class SummariesMixin:
         known[key] = value = self._walked_return(method, class_name, {}, {})
         return value
 
+    def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
+        """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
+        ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under
+        ``no_grad`` in ``set_c``). Anything else is left unknown: whether a stored model output requires grad
+        depends on how the storing method is called, which one level of summaries does not see."""
+        key = (class_name, name)
+        known = self.facts.method_stores
+        if key in known:
+            return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None  # not cached: at a shallower depth it may be worked out
+        known[key] = None  # a read while summarising: out of sight
+        classes = [node for node in self.facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+        if len(classes) != 1:
+            return None
+        storing = [
+            method for method in classes[0].body
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in _self_stores_in(method)
+        ]
+        if not storing or any(method.name == "__init__" and not _stores_only_none(method, name) for method in storing):
+            return None
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        values: list[Value] = []
+        for method in storing:
+            if method.name == "__init__":
+                continue
+            walker = Interpreter(self.facts, listener=None)
+            walker.depth = self.depth + 1
+            # Parameters as declared, not as callers pass them: whether a caller summary is already cached depends on
+            # which functions were walked before, and what is stored must not (`self.gradients = grad`).
+            walker.caller_params = False
+            walker.walk_function(method, class_name=class_name)
+            values.extend(value for stored, value in walker.attribute_stores if stored == name)
+        if values and all(value.kind is Kind.TENSOR and value.grad is Grad.NO for value in values):
+            known[key] = Value(kind=Kind.TENSOR, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
+        return known[key]
+
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
         """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
         if name not in self.facts.filled_on_self:
@@ -828,3 +866,27 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
         return None
     return method
+
+
+def _self_stores_in(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names that ``method`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``)."""
+    return {
+        node.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
+
+
+def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Every store of ``self.<name>`` in ``method`` is ``self.<name> = None`` (a placeholder that another method fills)."""
+    placeholders = {
+        id(target)
+        for node in ast.walk(method)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and node.value.value is None
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    }
+    return all(
+        id(node) in placeholders
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self_attribute(node, name)
+    )
