@@ -42,6 +42,11 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# torch functions that return a new tensor computed from gradients without recording a graph (the total norm
+# that gradient clipping returns): no grad, device not known.
+TORCH_DETACHED_RESULTS = frozenset(
+    "torch.nn.utils." + name for name in "clip_grad_norm_ clip_grad_norm get_total_norm".split()
+)
 # torch functions whose result is a Python number (a layer's fan, an init gain, a count), or a tuple of them.
 TORCH_NUMBER_RESULTS: dict[str, int] = {
     "torch.nn.init._calculate_correct_fan": 1,

@@ -509,7 +509,7 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
-            if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
+            if passed.kind is Kind.SEQUENCE and (_holds_arrays(passed) or _holds_detached_tensors(passed)):
                 return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
             if Fact.ENVIRONMENT in passed.facts:
                 return passed  # `run_episode(env, agent)`: an environment whose observations are arrays
@@ -690,6 +690,13 @@ def _holds_arrays(sequence: Value) -> bool:
     """A list or tuple holding NumPy arrays and no tensor or module (whose grad the declaration judges, as before)."""
     items = flatten([sequence])
     return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
+
+
+def _holds_detached_tensors(sequence: Value) -> bool:
+    """A tuple of known items, every one a tensor without grad (`(q_norm, pi_norm)` of gradient clipping): what
+    they are is known, and they carry no risk a declaration would have to judge."""
+    items = sequence.elements
+    return bool(items) and all(item.kind is Kind.TENSOR and item.grad is Grad.NO for item in items)  # type: ignore[union-attr]
 
 
 def caller_risk(value: Value, where: Origin) -> Value:
