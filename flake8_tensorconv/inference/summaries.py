@@ -93,10 +93,21 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
+            if class_name is None and not _may_name_a_module(facts, node.value):
+                continue  # `model.train()` of a function `train`: a module-level function is an attribute only of a module
             return None  # `module.helper`, `obj.helper`: may be this function
     if len(sites) > MAX_CALL_SITES:
         return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _may_name_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
+    """``receiver`` may be a module object, whose attribute may be a module-level function of this file (a file
+    that imports itself): an imported name or what it reaches (``pkg.task``), or what a call returns. A chain
+    from any other name (``model``, ``self.model``, ``args.net``) holds a value, not a module."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return not isinstance(receiver, ast.Name) or receiver.id in facts.aliases
 
 
 def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool | None:

@@ -23,7 +23,13 @@ class NumpyOnAccelerator(Rule):
     property of an output ("shape of the output of the network") are no such
     evidence. An instance of another module's class moved with `.to(device)`
     (`MyNet(3).to(device)`) is a module on that device, so its outputs may be
-    on a GPU; what its other methods return is unknown.
+    on a GPU; what its other methods return is unknown. So are its parameters
+    and their gradients (`for p in model.parameters(): p.grad.numpy()`), also in
+    a function whose callers in the file pass that module (`model.train()` inside
+    it is the module's method, not a call of a function named `train`). The
+    output of a model called on inputs made on the CPU is on the CPU wherever the
+    call returns (a model on a GPU fails at the call), unless the file's own
+    `forward` moves its input.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises
