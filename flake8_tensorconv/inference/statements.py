@@ -190,6 +190,8 @@ class StatementsMixin:
             if key is not None:
                 self.state.env[key] = self.value_of(call)
             return
+        if self._moved_in_place(call):
+            return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
         name = func.value.id
@@ -212,6 +214,31 @@ class StatementsMixin:
         elif current.kind is Kind.MODULE and func.attr in K.MODULE_DTYPE_METHODS:
             # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
             self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
+
+    def _moved_in_place(self, call: ast.Call) -> bool:
+        """``model.cuda()``, ``net.to(device).eval()`` as a statement: nn.Module moves its parameters in place, so the
+        name now holds a module on that device. A tensor's move returns a copy that a statement throws away, so a
+        value of unknown kind moved this way is a module (an instance of an imported class, ``net = NeRF()``)."""
+        steps: list[ast.Call] = []
+        node: ast.expr = call
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.MODULE_RETURNING_ITSELF:
+            steps.append(node)
+            node = node.func.value
+        moves = [step for step in steps if step.func.attr in ("cuda", "cpu", "to")]  # type: ignore[attr-defined]
+        if not moves or not isinstance(node, ast.Name):
+            return False
+        current = self.state.env.get(node.id, UNKNOWN)
+        if current.kind not in (Kind.MODULE, Kind.UNKNOWN):
+            return False
+        module = current if current.kind is Kind.MODULE else Value(kind=Kind.MODULE, grad=Grad.NO)
+        for step in reversed(steps):  # innermost first
+            args = [self.value_of(argument) for argument in step.args]
+            keywords = {keyword.arg: self.value_of(keyword.value) for keyword in step.keywords}
+            module = self._module_method(module, step.func.attr, step, args, keywords)  # type: ignore[attr-defined]
+        if module.kind is not Kind.MODULE:
+            return False
+        self.state.env[node.id] = module
+        return True
 
     def stmt_Assert(self, node: ast.Assert) -> None:
         self.eval(node.test)

@@ -23,7 +23,9 @@ class NumpyOnAccelerator(Rule):
     property of an output ("shape of the output of the network") are no such
     evidence. An instance of another module's class moved with `.to(device)`
     (`MyNet(3).to(device)`) is a module on that device, so its outputs may be
-    on a GPU; what its other methods return is unknown. So are its parameters
+    on a GPU; what its other methods return is unknown. A module moved in place
+    by a statement (`net.cuda()`, `net.to(device).eval()`) is on that device
+    from there on. So are its parameters
     and their gradients (`for p in model.parameters(): p.grad.numpy()`), also in
     a function whose callers in the file pass that module (`model.train()` inside
     it is the module's method, not a call of a function named `train`). The
