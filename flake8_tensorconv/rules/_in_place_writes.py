@@ -194,6 +194,8 @@ def _reads_after(call: ast.Call, argument: ast.expr, scope: ast.AST) -> bool:
         root = root.value
     if not isinstance(root, ast.Name):
         return False  # a value made for the call (`model(x)`, `torch.mul(a, b)[j]`): nobody else holds it
+    if _passed_again(call, root.id, scope):
+        return True
     after = _end(call)
     rebound: tuple[int, int] | None = None
     loads: list[tuple[int, int]] = []
@@ -213,6 +215,19 @@ def _reads_after(call: ast.Call, argument: ast.expr, scope: ast.AST) -> bool:
             elif rebound is None or position < rebound:
                 rebound = position
     return any(rebound is None or position < rebound for position in loads if position > after)
+
+
+def _passed_again(call: ast.Call, name: str, scope: ast.AST) -> bool:
+    """``call`` sits in a loop that never rebinds ``name``: the next pass hands over the value the last one changed."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(_within(call, statement) for statement in node.body):
+            stores = (
+                leaf for statement in node.body for leaf in ast.walk(statement)
+                if isinstance(leaf, ast.Name) and leaf.id == name and isinstance(leaf.ctx, ast.Store)
+            )
+            if next(stores, None) is None:
+                return True
+    return False
 
 
 def _within(inner: ast.AST, outer: ast.AST) -> bool:

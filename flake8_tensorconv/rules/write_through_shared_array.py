@@ -59,7 +59,8 @@ class WriteThroughSharedArray(Rule):
     used afterwards, before its name is bound to another tensor. A parameter's
     tensor (also when the array is bound to the parameter's own name, `x =
     x.detach().numpy()`) belongs to the caller: the write is reported where a
-    caller in the file reads what it passed after the call. A temporary (`f(model(x))`,
+    caller in the file reads what it passed after the call (or passes it again on
+    the next pass of a loop). A temporary (`f(model(x))`,
     `dets = f(dets)`, a name the caller never reads again) changes nothing anyone
     reads, and where no caller is in sight nothing shows a reader, so neither is
     reported. An array made from one item, `preds[0].numpy()`,
