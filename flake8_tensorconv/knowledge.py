@@ -278,6 +278,8 @@ PARAMETER_FREE_MODULES = frozenset(
 # nn.Module methods that cast the parameters in place (and return the module).
 MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
 # nn.Module methods that return the module itself (moved, cast, switched to train or eval...).
+# Module wrappers that copy their inputs to the wrapped module's devices: they accept CPU inputs.
+SCATTERING_MODULES = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 MODULE_RETURNING_ITSELF = MODULE_DTYPE_METHODS | frozenset(
     {"cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"}
 )

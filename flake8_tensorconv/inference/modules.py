@@ -117,8 +117,12 @@ class ModulesMixin:
         return tensor(grad, device, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
 
     def _moves_its_input(self, module: Value) -> bool:
-        """The module is an instance of a class of this file whose ``forward`` moves something (``x.to(self.device)``)."""
+        """The module may move its inputs to its own device: a wrapper that scatters them (``DataParallel``), a model
+        whose placement is not known (``from_pretrained(..., device_map=...)`` dispatches inputs), or an instance of a
+        class of this file whose ``forward`` moves something (``x.to(self.device)``)."""
         name = module.instance_of
+        if module.device is Device.UNKNOWN or name in K.SCATTERING_MODULES:
+            return True
         if name is None or name not in self.facts.module_classes:
             return False
         for definition in self.facts.definitions.get(name, ()):

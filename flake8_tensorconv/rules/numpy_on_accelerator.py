@@ -30,8 +30,10 @@ class NumpyOnAccelerator(Rule):
     a function whose callers in the file pass that module (`model.train()` inside
     it is the module's method, not a call of a function named `train`). The
     output of a model called on inputs made on the CPU is on the CPU wherever the
-    call returns (a model on a GPU fails at the call), unless the file's own
-    `forward` moves its input.
+    call returns (a model on a GPU fails at the call), unless the model may move
+    its inputs: a `DataParallel`, a model whose placement is not known
+    (`device_map=` dispatches inputs), or a class of the file whose `forward`
+    moves something.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises
