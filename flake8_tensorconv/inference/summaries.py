@@ -527,8 +527,8 @@ class SummariesMixin:
             # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
             # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
             in_sight = class_name is None or function.name.startswith("_")
-            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
-        return self._parameter_evidence(function, arg, annotated, class_name)
+            return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight))
+        return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name))
 
     def _parameter_evidence(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None,
@@ -701,6 +701,31 @@ def _holds_arrays(sequence: Value) -> bool:
     """A list or tuple holding NumPy arrays and no tensor or module (whose grad the declaration judges, as before)."""
     items = flatten([sequence])
     return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
+
+
+def _device_expected(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, value: Value) -> Value:
+    """A parameter of unknown placement whose device the function reads (`torch.zeros(3).to(x.device)`): the function
+    itself expects it on any device, a GPU included."""
+    if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or value.device is not Device.UNKNOWN:
+        return value
+    read = _device_read(facts, function, name)
+    if read is None:
+        return value
+    return value.with_(device=Device.MAYBE, device_origin=origin(read, f"a parameter of `{function.name}()` whose device it reads"))
+
+
+def _device_read(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.Attribute | None:
+    """The first ``name.device`` that ``function`` reads (its parameter ``name``), worked out once per function."""
+    reads = facts.device_reads.get(id(function))
+    if reads is None:
+        reads = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                known = reads.get(node.value.id)
+                if known is None or (node.lineno, node.col_offset) < (known.lineno, known.col_offset):
+                    reads[node.value.id] = node
+        facts.device_reads[id(function)] = reads
+    return reads.get(name)
 
 
 def _holds_detached_tensors(sequence: Value) -> bool:

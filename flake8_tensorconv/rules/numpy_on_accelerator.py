@@ -16,7 +16,9 @@ class NumpyOnAccelerator(Rule):
     the flag that guards every move to the GPU is off (`if use_gpu: x =
     x.cuda()` ... `x.numpy() if not use_gpu else x.cpu().numpy()`), and where
     the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`).
-    A parameter named or documented as a model's output is evidence only in a
+    A parameter whose device the function itself reads (`torch.zeros(n).to(x.device)`)
+    is expected on any device, a GPU included, unless the callers in the file
+    show where it lives. A parameter named or documented as a model's output is evidence only in a
     function with no caller in the file; where every caller is in the file,
     what they pass decides. As for TCV101, a private function, a prediction
     scored against ground truth it converts too, and a docstring that names a
