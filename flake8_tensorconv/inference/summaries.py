@@ -719,6 +719,13 @@ def _device_read(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunction
     reads = facts.device_reads.get(id(function))
     if reads is None:
         reads = {}
+        text = facts.text
+        if text is not None:  # the function's own text first: most functions read no device
+            starts = facts.line_starts
+            end = starts[function.end_lineno] if function.end_lineno is not None and function.end_lineno < len(starts) else len(text)
+            if ".device" not in text[starts[function.lineno - 1] : end]:
+                facts.device_reads[id(function)] = reads
+                return None
         for node in ast.walk(function):
             if isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
                 known = reads.get(node.value.id)
