@@ -107,7 +107,7 @@ class ModulesMixin:
         flat = flatten(args)
         inputs = [a for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
         parametrized = Fact.PARAMETRIZED in module.facts
-        grad = Grad.YES if parametrized else any_grad([a.grad for a in inputs])
+        grad = Grad.YES if parametrized else Grad.UNKNOWN if module.grad is Grad.UNKNOWN else any_grad([a.grad for a in inputs])
         grad_origin = origin(node) if parametrized else grad_origin_of(inputs)
         if any(a.kind is Kind.TENSOR for a in inputs) and all(a.device is Device.CPU for a in inputs) and not self._moves_its_input(module):
             # Inputs on the CPU: a module on a GPU fails at this call, so wherever the call returns, its output

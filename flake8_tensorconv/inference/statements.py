@@ -230,7 +230,8 @@ class StatementsMixin:
         current = self.state.env.get(node.id, UNKNOWN)
         if current.kind not in (Kind.MODULE, Kind.UNKNOWN):
             return False
-        module = current if current.kind is Kind.MODULE else Value(kind=Kind.MODULE, grad=Grad.NO)
+        # Of a module of unknown kind nothing says whether it holds parameters: what it computes keeps unknown grad.
+        module = current if current.kind is Kind.MODULE else Value(kind=Kind.MODULE, grad=Grad.UNKNOWN)
         for step in reversed(steps):  # innermost first
             args = [self.value_of(argument) for argument in step.args]
             keywords = {keyword.arg: self.value_of(keyword.value) for keyword in step.keywords}
