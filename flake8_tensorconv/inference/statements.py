@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.expressions import concatenated
-from flake8_tensorconv.inference.summaries import callable_from_other_modules
+from flake8_tensorconv.inference.summaries import _bound_values, callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -230,6 +231,8 @@ class StatementsMixin:
         current = self.state.env.get(node.id, UNKNOWN)
         if current.kind not in (Kind.MODULE, Kind.UNKNOWN):
             return False
+        if current.kind is Kind.UNKNOWN and not self._constructed(node.id):
+            return False  # `pipe = Pipeline.from_pretrained(...)`: other objects move in place too
         # Of a module of unknown kind nothing says whether it holds parameters: what it computes keeps unknown grad.
         module = current if current.kind is Kind.MODULE else Value(kind=Kind.MODULE, grad=Grad.UNKNOWN)
         for step in reversed(steps):  # innermost first
@@ -240,6 +243,17 @@ class StatementsMixin:
             return False
         self.state.env[node.id] = module
         return True
+
+    def _constructed(self, name: str) -> bool:
+        """Every binding of ``name`` in this scope calls a class's constructor (``net = NeRF()``), of a class named as
+        no pipeline, tokenizer or other non-module (a factory such as ``from_pretrained`` may return anything)."""
+        values = _bound_values(self.facts, name, self.state.function or self.facts.tree)
+        for value in values:
+            func = value.func if isinstance(value, ast.Call) else None
+            last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if not (last[:1].isupper() and not last.isupper()) or re.search(K.NOT_A_PRETRAINED_MODEL, last):
+                return False
+        return bool(values)
 
     def stmt_Assert(self, node: ast.Assert) -> None:
         self.eval(node.test)
