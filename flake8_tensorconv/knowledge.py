@@ -42,6 +42,11 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# torch functions that return a new tensor computed from gradients without recording a graph (the total norm
+# that gradient clipping returns): no grad, device not known.
+TORCH_DETACHED_RESULTS = frozenset(
+    "torch.nn.utils." + name for name in "clip_grad_norm_ clip_grad_norm get_total_norm".split()
+)
 # torch functions whose result is a Python number (a layer's fan, an init gain, a count), or a tuple of them.
 TORCH_NUMBER_RESULTS: dict[str, int] = {
     "torch.nn.init._calculate_correct_fan": 1,
@@ -273,6 +278,8 @@ PARAMETER_FREE_MODULES = frozenset(
 # nn.Module methods that cast the parameters in place (and return the module).
 MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
 # nn.Module methods that return the module itself (moved, cast, switched to train or eval...).
+# Module wrappers that copy their inputs to the wrapped module's devices: they accept CPU inputs.
+SCATTERING_MODULES = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 MODULE_RETURNING_ITSELF = MODULE_DTYPE_METHODS | frozenset(
     {"cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"}
 )

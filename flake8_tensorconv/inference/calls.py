@@ -196,6 +196,8 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.TORCH_DETACHED_RESULTS:
+            return tensor(Grad.NO, Device.UNKNOWN)
         if qualname in K.TORCH_NUMBER_RESULTS:
             count = K.TORCH_NUMBER_RESULTS[qualname]
             return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
@@ -476,6 +478,10 @@ class CallsMixin:
             return SHAPE
         if name in K.NON_TENSOR_METHODS:
             return NUMBER if name in K.NUMBER_METHODS else OTHER
+        if name == "view" and len(args) == 1 and not keywords and args[0].kind is Kind.DTYPE and args[0].dtype is not None:
+            # `t.view(torch.int16)` reinterprets the bits as another dtype (a view, the same memory).
+            dtype = args[0].dtype
+            return plain.with_(dtype=dtype, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
         if name in ("type",) and node.args:
             dtype = dtype_of_expression(node.args[0], args[0])
             device = plain.device

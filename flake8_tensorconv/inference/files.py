@@ -133,6 +133,8 @@ class FileFacts:
         self.rebound_names: dict[int, frozenset[str]] = {}
         # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
         self.device_spans: dict[int, DeviceSpans] = {}
+        # function -> parameter name -> its first `name.device` read in the function (worked out when a parameter asks).
+        self.device_reads: dict[int, dict[str, ast.Attribute]] = {}
         self._line_starts: list[int] | None = None
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None

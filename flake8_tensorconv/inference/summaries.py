@@ -93,10 +93,21 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
+            if class_name is None and not _may_name_a_module(facts, node.value):
+                continue  # `model.train()` of a function `train`: a module-level function is an attribute only of a module
             return None  # `module.helper`, `obj.helper`: may be this function
     if len(sites) > MAX_CALL_SITES:
         return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _may_name_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
+    """``receiver`` may be a module object, whose attribute may be a module-level function of this file (a file
+    that imports itself): an imported name or what it reaches (``pkg.task``), or what a call returns. A chain
+    from any other name (``model``, ``self.model``, ``args.net``) holds a value, not a module."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return not isinstance(receiver, ast.Name) or receiver.id in facts.aliases
 
 
 def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool | None:
@@ -596,15 +607,15 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
-            if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
+            if passed.kind is Kind.SEQUENCE and (_holds_arrays(passed) or _holds_detached_tensors(passed)):
                 return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
             if Fact.ENVIRONMENT in passed.facts:
                 return passed  # `run_episode(env, agent)`: an environment whose observations are arrays
             # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
             # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
             in_sight = class_name is None or function.name.startswith("_")
-            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
-        return self._parameter_evidence(function, arg, annotated, class_name)
+            return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight))
+        return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name))
 
     def _parameter_evidence(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None,
@@ -816,6 +827,45 @@ def _holds_arrays(sequence: Value) -> bool:
     """A list or tuple holding NumPy arrays and no tensor or module (whose grad the declaration judges, as before)."""
     items = flatten([sequence])
     return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
+
+
+def _device_expected(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, value: Value) -> Value:
+    """A parameter of unknown placement whose device the function reads (`torch.zeros(3).to(x.device)`): the function
+    itself expects it on any device, a GPU included."""
+    if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or value.device is not Device.UNKNOWN:
+        return value
+    read = _device_read(facts, function, name)
+    if read is None:
+        return value
+    return value.with_(device=Device.MAYBE, device_origin=origin(read, f"a parameter of `{function.name}()` whose device it reads"))
+
+
+def _device_read(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.Attribute | None:
+    """The first ``name.device`` that ``function`` reads (its parameter ``name``), worked out once per function."""
+    reads = facts.device_reads.get(id(function))
+    if reads is None:
+        reads = {}
+        text = facts.text
+        if text is not None:  # the function's own text first: most functions read no device
+            starts = facts.line_starts
+            end = starts[function.end_lineno] if function.end_lineno is not None and function.end_lineno < len(starts) else len(text)
+            if ".device" not in text[starts[function.lineno - 1] : end]:
+                facts.device_reads[id(function)] = reads
+                return None
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                known = reads.get(node.value.id)
+                if known is None or (node.lineno, node.col_offset) < (known.lineno, known.col_offset):
+                    reads[node.value.id] = node
+        facts.device_reads[id(function)] = reads
+    return reads.get(name)
+
+
+def _holds_detached_tensors(sequence: Value) -> bool:
+    """A tuple of known items, every one a tensor without grad (`(q_norm, pi_norm)` of gradient clipping): what
+    they are is known, and they carry no risk a declaration would have to judge."""
+    items = sequence.elements
+    return bool(items) and all(item.kind is Kind.TENSOR and item.grad is Grad.NO for item in items)  # type: ignore[union-attr]
 
 
 def caller_risk(value: Value, where: Origin) -> Value:
