@@ -42,6 +42,11 @@ TORCH_NON_TENSOR_RESULTS = frozenset(
         "is_grad_enabled is_inference_mode_enabled get_num_threads manual_seed seed initial_seed Generator"
     ).split()
 )
+# torch functions that return a new tensor computed from gradients without recording a graph (the total norm
+# that gradient clipping returns): no grad, device not known.
+TORCH_DETACHED_RESULTS = frozenset(
+    "torch.nn.utils." + name for name in "clip_grad_norm_ clip_grad_norm get_total_norm".split()
+)
 # torch functions whose result is a Python number (a layer's fan, an init gain, a count), or a tuple of them.
 TORCH_NUMBER_RESULTS: dict[str, int] = {
     "torch.nn.init._calculate_correct_fan": 1,
@@ -273,6 +278,8 @@ PARAMETER_FREE_MODULES = frozenset(
 # nn.Module methods that cast the parameters in place (and return the module).
 MODULE_DTYPE_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
 # nn.Module methods that return the module itself (moved, cast, switched to train or eval...).
+# Module wrappers that copy their inputs to the wrapped module's devices: they accept CPU inputs.
+SCATTERING_MODULES = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 MODULE_RETURNING_ITSELF = MODULE_DTYPE_METHODS | frozenset(
     {"cuda", "cpu", "train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"}
 )
@@ -321,7 +328,6 @@ LIGHTNING_MODULE_BASES = frozenset(
         "lightning.pytorch.core.LightningModule", "lightning.pytorch.core.module.LightningModule",
     }
 )
-# LightningModule hooks that Lightning's evaluation and prediction loops run with grad disabled.
 # Custom autograd functions: torch runs their `forward` (and `setup_context`) with grad mode off, and their
 # `backward` too unless a double backward is built (`create_graph=True`), so the gradients it receives
 # (`grad_output`) do not require grad.
@@ -329,10 +335,26 @@ AUTOGRAD_FUNCTION_BASES = frozenset(
     {"torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction"}
 )
 AUTOGRAD_FUNCTION_NO_GRAD_METHODS = frozenset({"forward", "setup_context", "backward"})
+# LightningModule hooks that Lightning's evaluation and prediction loops run with grad disabled: the whole loop
+# runs under `no_grad` (or `inference_mode`), its start, epoch and batch hooks included, and the `*_epoch_end` and
+# `*_step_end` hooks of Lightning 1.x ran inside it too.
 LIGHTNING_NO_GRAD_HOOKS = frozenset(
-    "validation_step test_step predict_step on_validation_batch_end on_test_batch_end on_predict_batch_end "
-    "on_validation_epoch_end on_test_epoch_end".split()
+    f"{hook.format(stage=stage)}"
+    for stage in ("validation", "test", "predict")
+    for hook in (
+        "{stage}_step", "{stage}_step_end", "{stage}_epoch_end", "on_{stage}_start", "on_{stage}_end",
+        "on_{stage}_epoch_start", "on_{stage}_epoch_end", "on_{stage}_batch_start", "on_{stage}_batch_end",
+    )
 )
+# Optimizers: a subclass's methods are the parameter update (`step`) and its state set-up, which torch's own
+# optimizers run under `no_grad`; no graph is built there, and the parameters' `.data` is the update itself.
+OPTIMIZER_BASES = frozenset(
+    {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
+    | {f"torch.optim.{name}" for name in OPTIMIZER_NAMES if not name.startswith("clip_")}
+)
+# A method only Lightning's LightningModule has: a class that defines it follows Lightning's contract, whatever
+# base of another module of the project (`ReAgentLightningModule`) it derives from.
+LIGHTNING_ONLY_METHODS = frozenset({"configure_optimizers"})
 # nn.Module and the subclasses other libraries derive from: instances hold parameters.
 MODULE_BASES = frozenset(
     {

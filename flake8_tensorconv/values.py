@@ -59,6 +59,7 @@ class Fact(str, enum.Enum):
     SPARSE = "sparse"  # a sparse layout, which .numpy() refuses
     CONJ = "conj"  # a lazy conjugate view, which .numpy() refuses
     NEG = "neg"  # a lazy negative view, which .numpy() refuses
+    RECORDED_COPY = "recorded-copy"  # a device copy of a tensor that requires grad, made with grad on: autograd records it
     # NumPy arrays and scalars (see arrays.py)
     NEGATIVE_STRIDE = "negative-stride"
     READONLY = "readonly"

@@ -454,6 +454,161 @@ CASES = {
             def validation_step(self, batch, batch_idx):
                 return self(batch).cpu().numpy()
     """,
+    "lightning_module_of_a_project_base": """
+        import torch
+        from project.training import ProjectLightningModule
+        from project.base import Base
+
+        class Model(ProjectLightningModule):
+            def __init__(self):
+                super().__init__()
+                self.net = torch.nn.Linear(3, 2)
+
+            def training_step(self, batch, batch_idx):
+                return self.net(batch).cpu().numpy()  # expect: TCV101
+
+            def validation_step(self, batch, batch_idx):
+                loss = self.net(batch)
+                return loss.cpu().detach().item(), self.net(batch).cpu().numpy()
+
+        class Trainer(Base):
+            def __init__(self):
+                super().__init__()
+                self.net = torch.nn.Linear(3, 2)
+
+            def configure_optimizers(self):
+                return torch.optim.Adam(self.net.parameters())
+
+            def on_validation_epoch_start(self):
+                self.seen = self.net(torch.ones(1, 3)).cpu().numpy()
+
+            def validation_epoch_end(self, outputs):
+                return self.net(outputs).cpu().numpy()
+
+            def fit_step(self, batch):
+                return self.net(batch).cpu().numpy()  # expect: TCV101
+
+        class Plain(Base):
+            def __init__(self):
+                super().__init__()
+                self.net = torch.nn.Linear(3, 2)
+
+            def validation_step(self, batch):
+                return self.net(batch).cpu().numpy()  # expect: TCV101
+    """,
+    "modules_frozen_in_a_chain_or_a_loop": """
+        import torch
+
+        class Sampler(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(x)
+
+        def sample(device):
+            sampler = Sampler()
+            sampler.eval().requires_grad_(False).to(device)
+            return sampler(torch.ones(1, 3, device=device)).cpu().numpy()
+
+        def frozen_by_loop():
+            encoder = Sampler()
+            for p in encoder.parameters():
+                p.requires_grad = False
+            return encoder(torch.ones(1, 3)).numpy()
+
+        def chained_at_build():
+            head = Sampler().eval().requires_grad_(False)
+            return head(torch.ones(1, 3)).numpy()
+
+        def trained():
+            model = Sampler().eval()
+            return model(torch.ones(1, 3)).numpy()  # expect: TCV101
+    """,
+    "optimizer_update_runs_without_grad": """
+        import torch
+        from torch import optim
+
+        class Shared(optim.RMSprop):
+            def step(self, closure=None):
+                scale = torch.ones(3, requires_grad=True, device="cuda")
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        self.trace = (scale * 2).cpu().detach().numpy()
+
+        class NotAnOptimizer:
+            def step(self):
+                scale = torch.ones(3, requires_grad=True, device="cuda")
+                return (scale * 2).cpu().detach().numpy()  # expect: TCV103
+    """,
+    "model_called_on_numpy_arrays": """
+        import numpy as np
+        import torch
+
+        class Backend(torch.nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, im):
+                x = im.permute(0, 2, 3, 1).cpu().numpy()
+                return self.model(x).numpy(), self.model(im).numpy()  # expect: TCV101
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(torch.from_numpy(x))
+
+        def run(frames: np.ndarray):
+            return Net()(frames).numpy()  # expect: TCV101
+    """,
+    "copy_returned_by_a_method_then_detached": """
+        import torch
+
+        class Actor(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(x)
+
+            def get_action(self, state):
+                return torch.tanh(self.forward(state)).cpu()[0]
+
+            def get_detached(self, state):
+                return self.forward(state).detach().cpu()
+
+        class Agent:
+            def __init__(self):
+                self.actor = Actor().cuda()
+
+            def act(self, state):
+                return self.actor.get_action(state).detach()  # expect: TCV103
+
+            def act_detached(self, state):
+                return self.actor.get_detached(state).detach()
+
+            def act_no_grad(self, state):
+                with torch.no_grad():
+                    return self.actor.get_action(state).detach()
+    """,
+    "cuda_of_a_tensor_already_on_the_gpu": """
+        import torch
+
+        net = torch.nn.Linear(3, 2).cuda()
+
+        def train(batch):
+            x = batch.cuda()
+            out = net(x)
+            fake = net(out.cuda().detach())
+            host = out.cpu().detach()  # expect: TCV103
+            return fake, host
+    """,
     "data_of_a_reshaped_receiver": """
         import torch
 
@@ -957,6 +1112,63 @@ CASES = {
             return logits.cpu().numpy()  # expect: TCV101
 
         WRITERS = [_write]
+    """,
+    # Round 6 (r6-data): `self.X` that only methods other than `__init__` store (it declares `None` at most).
+    "an_attribute_stored_by_another_method_without_grad": """
+        import torch
+
+        class Scorer:
+            def __init__(self, net):
+                self.net = net
+                self.c = None
+                self.last = None
+
+            def set_c(self, data):
+                with torch.no_grad():
+                    self.c = self.net(data).mean(0)
+
+            def step(self, data):
+                self.last = self.net(data)
+                self.last.sum().backward()
+
+            def score(self, data):
+                with torch.no_grad():
+                    reps = self.net(data)
+                centred = (reps - self.c).data.cpu().numpy()
+                return centred, self.last.data.cpu().numpy()  # expect: TCV104
+    """,
+    # Round 6 (r6-data): `.forward(...)` called by name is a module's forward pass, whatever the receiver's kind.
+    "an_explicit_forward_call_gives_a_tensor": """
+        import torch
+
+        def push(lnet, state):
+            value = lnet.forward(state)[-1].data.numpy()[0, 0]  # expect: TCV104
+            with torch.no_grad():
+                greedy = lnet.forward(state)[-1].data.numpy()
+            return value, greedy
+    """,
+    # Round 6 (r6-data): a method of the class that hands its parameter to a TensorBoard writer, one hop deep.
+    "a_logger_method_that_writes_a_histogram_converts": """
+        import torch
+
+        class Logger:
+            def __init__(self, writer):
+                self._sw = writer
+
+            def _try_log_histogram(self, key, histogram, step):
+                if self._sw is not None:
+                    self._sw.add_histogram(key, histogram, step)
+
+            def log_histogram(self, key, histogram, step):
+                self._try_log_histogram(key, histogram, step)
+
+            def log_text(self, key, value, step):
+                print(key, value, step)
+
+            def log_param(self, key, layer, step):
+                self.log_histogram(key + "_w", layer.weight.data, step)  # expect: TCV104
+                self.log_histogram(key + "_g", layer.weight.grad.data, step)
+                self.log_text(key, layer.bias.data, step)
     """,
 }
 

@@ -196,6 +196,8 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, device=any_device([a.device for a in flat]), dtype=dtype, facts=frozenset({Fact.DISTRIBUTION}))
         if qualname in K.TORCH_NON_TENSOR_RESULTS:
             return OTHER
+        if qualname in K.TORCH_DETACHED_RESULTS:
+            return tensor(Grad.NO, Device.UNKNOWN)
         if qualname in K.TORCH_NUMBER_RESULTS:
             count = K.TORCH_NUMBER_RESULTS[qualname]
             return NUMBER if count == 1 else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(NUMBER,) * count)
@@ -430,6 +432,10 @@ class CallsMixin:
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
 
+    def _records_copy(self, receiver: Value) -> bool:
+        """Whether autograd records a device copy of ``receiver`` here: it requires grad, and grad mode is on."""
+        return self.state.grad_enabled and receiver.kind is Kind.TENSOR and receiver.grad in (Grad.YES, Grad.MAYBE)
+
     def _tensor_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         plain = receiver.with_(elements=None, element=None, fields=(), facts=frozenset(), shares_with=None, kind=Kind.TENSOR)
         if name == "numpy":
@@ -438,6 +444,8 @@ class CallsMixin:
         if effect is not None:
             facts = effect.facts | (receiver.facts & K.TENSOR_VIEW_FACTS) if effect.keeps_view_facts else effect.facts
             moved = effect.device is Device.ACCELERATOR and plain.device is not Device.ACCELERATOR
+            if effect.device is not None and effect.device is not plain.device and self._records_copy(receiver):
+                facts = facts | {Fact.RECORDED_COPY}
             return plain.with_(
                 grad=plain.grad if effect.grad is None else effect.grad,
                 device=plain.device if effect.device is None else effect.device,
@@ -449,7 +457,11 @@ class CallsMixin:
             dtype = next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), None)
             device = self._to_device(node, args, keywords, receiver.device)
             moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
-            return plain.with_(device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin)
+            copied = device is not receiver.device and device is not Device.UNKNOWN and self._records_copy(receiver)
+            return plain.with_(
+                device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin,
+                facts=frozenset({Fact.RECORDED_COPY}) if copied else plain.facts,
+            )
         if name == "requires_grad_":
             literal = literal_bool(self._literal(node.args[0])) if node.args else True
             kw = self._literal(kwarg(node, "requires_grad"))
@@ -466,6 +478,10 @@ class CallsMixin:
             return SHAPE
         if name in K.NON_TENSOR_METHODS:
             return NUMBER if name in K.NUMBER_METHODS else OTHER
+        if name == "view" and len(args) == 1 and not keywords and args[0].kind is Kind.DTYPE and args[0].dtype is not None:
+            # `t.view(torch.int16)` reinterprets the bits as another dtype (a view, the same memory).
+            dtype = args[0].dtype
+            return plain.with_(dtype=dtype, grad=Grad.NO if dtype in INTEGER_DTYPES else plain.grad)
         if name in ("type",) and node.args:
             dtype = dtype_of_expression(node.args[0], args[0])
             device = plain.device

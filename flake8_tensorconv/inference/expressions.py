@@ -137,6 +137,8 @@ class ExpressionsMixin:
             known = self.facts.class_attributes.get(self.state.class_name, {}).get(name)
             if known is None:
                 known = self._held_by_self(self.state.class_name, name)
+            if known is None and name in self.facts.stored_outside_init(self.state.class_name):
+                known = self._stored_by_methods(self.state.class_name, name)
             return UNKNOWN if known is None else known
         if receiver.kind is Kind.OTHER and (receiver.instance_of or "").startswith(K.DATASET_MODULES):
             return Value(grad=Grad.NO)  # `test_data.test_labels`, `train_set.data`: a dataset's stored data
@@ -198,7 +200,8 @@ class ExpressionsMixin:
                 # `outputs["labels"]`: no tensor takes a string index, so this is a model's dict of outputs,
                 # and the item named as data (labels, indices, masks) needs no grad.
                 return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
-            return container.with_(elements=None, element=None, fields=(), facts=frozenset())
+            # An item of a recorded device copy is a view of it: detaching the item throws the recorded copy away.
+            return container.with_(elements=None, element=None, fields=(), facts=container.facts & {Fact.RECORDED_COPY})
         if container.kind is Kind.NDARRAY:
             return arrays.subscript(container, node.slice, index)
         if Fact.FOREIGN in container.facts:

@@ -98,8 +98,17 @@ _TRAINED = re.compile(
     r"\b(?:" + "|".join(sorted(K.OPTIMIZER_NAMES)) + r")\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
 )
 
-# `model.freeze()`, `self.encoder.requires_grad_(False)`: a model whose parameters no longer require grad.
-_FROZEN = re.compile(r"\b((?:self\.)?\w+)\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))")
+# `model.freeze()`, `self.encoder.requires_grad_(False)`, `net.eval().requires_grad_(False).to(device)`: a model whose
+# parameters no longer require grad (the module methods that return the module itself may come between).
+_FROZEN = re.compile(
+    r"\b((?:self\.)?\w+)(?:\.(?:eval|train|cpu|cuda|to|float|half|double|bfloat16)\([^()]*\))*"
+    r"\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))"
+)
+# `for p in model.parameters(): p.requires_grad = False` (the loop's first statement): every parameter frozen.
+_FROZEN_BY_LOOP = re.compile(
+    r"\bfor\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
+    r"\w+\.(?:requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\))"
+)
 # `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
 _FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 # `env.observation_space.shape`, `self.env.observation_space.shape[0]`: the last name before the space.
@@ -118,8 +127,14 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        # (caller, depth) -> its walk for summaries, as far as it went (see summaries._CallerWalk).
+        self.caller_walks: dict[tuple[int, int], object] = {}
+        # function -> the names it binds (a walk of its body, done once: see summaries.call_context).
+        self.rebound_names: dict[int, frozenset[str]] = {}
         # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
         self.device_spans: dict[int, DeviceSpans] = {}
+        # function -> parameter name -> its first `name.device` read in the function (worked out when a parameter asks).
+        self.device_reads: dict[int, dict[str, ast.Attribute]] = {}
         self._line_starts: list[int] | None = None
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
@@ -145,6 +160,8 @@ class FileFacts:
         self.lightning_classes: set[str] = set()
         # torch.autograd.Function subclasses: their forward and backward run with grad disabled.
         self.autograd_function_classes: set[str] = set()
+        # torch.optim.Optimizer subclasses: their methods update parameters, with grad disabled.
+        self.optimizer_classes: set[str] = set()
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
@@ -158,6 +175,21 @@ class FileFacts:
         self.class_members: Mapping[str, set[str]] = {}
         # class name -> whether the file names it anywhere but its own definition (builds, subclasses, passes it).
         self.classes_used_in_file: dict[str, bool] = {}
+        # (class name, attribute) -> what methods other than __init__ store on ``self`` under that name, when known.
+        self.method_stores: dict[tuple[str, str], Value | None] = {}
+        self._stored_outside_init: dict[str, frozenset[str]] = {}
+
+    def stored_outside_init(self, class_name: str) -> frozenset[str]:
+        """Names that a method of the file's class ``class_name`` other than ``__init__`` binds on ``self``, worked out
+        once per class when first asked."""
+        found = self._stored_outside_init.get(class_name)
+        if found is None:
+            from flake8_tensorconv.inference.modules import _stored_outside_init
+
+            classes = [node for node in self.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+            found = frozenset(_stored_outside_init(classes[0])) if len(classes) == 1 else frozenset()
+            self._stored_outside_init[class_name] = found
+        return found
 
     @property
     def filled_on_self(self) -> frozenset[str]:
@@ -185,8 +217,11 @@ class FileFacts:
 
     @property
     def frozen_models(self) -> frozenset[str]:
-        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``."""
-        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(")
+        """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``,
+        or whose parameters a loop sets ``requires_grad = False`` one by one."""
+        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(") | self._names_matching(
+            _FROZEN_BY_LOOP, "requires_grad"
+        )
 
     @property
     def forward_hooks(self) -> frozenset[str]:
@@ -290,8 +325,9 @@ def analyze_file_facts(tree: ast.Module, text: str | None = None) -> FileFacts:
                     facts.module_classes.add(cls.name)
                     changed = True
                     break
-    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts)
+    facts.lightning_classes = _subclasses(classes, K.LIGHTNING_MODULE_BASES, facts, _follows_lightning)
     facts.autograd_function_classes = _subclasses(classes, K.AUTOGRAD_FUNCTION_BASES, facts)
+    facts.optimizer_classes = _subclasses(classes, K.OPTIMIZER_BASES, facts)
     by_name: dict[str, list[ast.ClassDef]] = {}
     for cls in classes:
         by_name.setdefault(cls.name, []).append(cls)
@@ -347,10 +383,17 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef
             continue
         helpers[name] = node
     # Whether one is a generator (a walk of its body) is looked at only when a call of it is walked.
-    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name]) else helpers[name])
+    return LazyByName(helpers, lambda name: None if _is_generator(helpers[name], facts) else helpers[name])
 
 
-def _is_generator(function: ast.FunctionDef) -> bool:
+def _is_generator(function: ast.FunctionDef, facts: FileFacts) -> bool:
+    # A yield is written `yield`: a function whose lines never say it is no generator, and its tree is not walked.
+    text = facts.text
+    if text is not None and "\r" not in text:  # lines end in "\n" only: line_starts numbers them as the parser does
+        starts = facts.line_starts
+        last = function.end_lineno or function.lineno
+        if "yield" not in text[starts[function.lineno - 1] : starts[last] if last < len(starts) else len(text)]:
+            return False
     return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
 
 
@@ -360,19 +403,41 @@ def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
     return facts.qualname(base) in _PLAIN_BASE_QUALNAMES
 
 
-def _subclasses(classes: list[ast.ClassDef], bases: frozenset[str], facts: FileFacts) -> set[str]:
-    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file."""
+def _subclasses(
+    classes: list[ast.ClassDef],
+    bases: frozenset[str],
+    facts: FileFacts,
+    also: Callable[[ast.ClassDef, FileFacts], bool] | None = None,
+) -> set[str]:
+    """Classes deriving from one of ``bases`` (qualified names), following bases defined in this file; ``also``
+    names other evidence that a class is one (it follows the bases' contract)."""
     found: set[str] = set()
     changed = True
     while changed:
         changed = False
         for cls in classes:
-            if cls.name not in found and any(
-                facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases
+            if cls.name not in found and (
+                any(facts.qualname(base) in bases or (isinstance(base, ast.Name) and base.id in found) for base in cls.bases)
+                or (also is not None and also(cls, facts))
             ):
                 found.add(cls.name)
                 changed = True
     return found
+
+
+def _follows_lightning(cls: ast.ClassDef, facts: FileFacts) -> bool:
+    """A LightningModule whose base comes from another module of the project: the base is named one
+    (``ReAgentLightningModule``), or the class defines a hook only Lightning calls (``configure_optimizers``)."""
+    if not cls.bases:
+        return False
+    for base in cls.bases:
+        qualname = facts.qualname(base)
+        if qualname is not None and not qualname.startswith("torch.") and qualname.endswith("LightningModule"):
+            return True
+    return any(
+        isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in K.LIGHTNING_ONLY_METHODS
+        for statement in cls.body
+    )
 
 
 def _members_with_bases(name: str, by_name: dict[str, list[ast.ClassDef]]) -> set[str]:

@@ -25,6 +25,8 @@ from flake8_tensorconv.values import (
 
 # What a guard says about a value that is known not to be a torch tensor (``not isinstance(x, torch.Tensor)``).
 _NOT_TENSOR: dict[str, object] = {Fact.NOT_TENSOR: True}
+# The class names `type(x).__name__` is compared with: the kind of `x` where they match.
+_TYPE_NAMES = {"ndarray": Kind.NDARRAY, "Tensor": Kind.TENSOR}
 
 
 class GuardsMixin:
@@ -172,6 +174,14 @@ class GuardsMixin:
                 yield test.args[0].id, _NOT_TENSOR, None  # a tensor, even a 0-d one, is no NumPy scalar
             return
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            tested = self._type_test(test)
+            if tested is not None:
+                name, kind = tested
+                if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+                    yield name, {"kind": kind}, None
+                elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+                    yield name, None, {"kind": kind}
+                return
             device_name = _device_type_subject(test.left)
             other = test.comparators[0]
             if device_name is None:
@@ -198,6 +208,28 @@ class GuardsMixin:
                     yield dtype_name, known, None
                 elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
                     yield dtype_name, None, known
+
+    def _type_test(self, test: ast.Compare) -> tuple[str, Kind] | None:
+        """``type(x) is np.ndarray``, ``type(x).__name__ == "ndarray"`` (either side): the name and the kind
+        it has where the test holds (an exact type, so a subclass such as `nn.Parameter` does not pass)."""
+        for subject, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            by_name = isinstance(subject, ast.Attribute) and subject.attr == "__name__"
+            call = subject.value if by_name else subject  # type: ignore[attr-defined]
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "type"
+                    and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Name)):
+                continue
+            name = call.args[0].id
+            if by_name:
+                if isinstance(other, ast.Constant) and other.value in _TYPE_NAMES:
+                    return name, _TYPE_NAMES[other.value]
+                return None
+            qualname = self.facts.qualname(other)
+            if qualname in K.NDARRAY_CLASSES:
+                return name, Kind.NDARRAY
+            if qualname == "torch.Tensor":
+                return name, Kind.TENSOR
+            return None
+        return None
 
     def _named_dtypes(self, node: ast.expr) -> list[str]:
         """``torch.int64`` or a tuple/list/set of such -> their dtypes; [] if any is not one."""
@@ -309,6 +341,9 @@ def _out_of_sight_class(qualname: str | None) -> bool:
 def _refined(value: Value, changes: dict[str, object]) -> Value:
     if changes is _NOT_TENSOR:
         return UNKNOWN if value.kind is Kind.TENSOR else value
+    if changes.get("kind") is Kind.NDARRAY and value.kind is Kind.TENSOR:
+        # Where a test says it is an array, it is one whenever that branch runs (the inferred kind was a guess).
+        return ndarray()
     if "kind" in changes and value.kind not in (Kind.UNKNOWN, changes["kind"]):
         return value
     if "kind" in changes and value.kind is Kind.UNKNOWN:

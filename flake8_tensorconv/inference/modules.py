@@ -105,12 +105,37 @@ class ModulesMixin:
 
     def _module_output(self, module: Value, args: list[Value], node: ast.Call) -> Value:
         flat = flatten(args)
+        if args and all(a.kind is Kind.NDARRAY for a in args) and module.instance_of not in self.facts.module_classes:
+            # Torch's layers take tensors: a model called on NumPy arrays is another library's (a Keras model behind
+            # a multi-backend wrapper); only a module class of the file is seen converting them itself.
+            return UNKNOWN
         inputs = [a for a in flat if a.kind in (Kind.TENSOR, Kind.UNKNOWN)]
         parametrized = Fact.PARAMETRIZED in module.facts
-        grad = Grad.YES if parametrized else any_grad([a.grad for a in inputs])
-        device = any_device([module.device, *(a.device for a in inputs)])
+        grad = Grad.YES if parametrized else Grad.UNKNOWN if module.grad is Grad.UNKNOWN else any_grad([a.grad for a in inputs])
         grad_origin = origin(node) if parametrized else grad_origin_of(inputs)
+        if any(a.kind is Kind.TENSOR for a in inputs) and all(a.device is Device.CPU for a in inputs) and not self._moves_its_input(module):
+            # Inputs on the CPU: a module on a GPU fails at this call, so wherever the call returns, its output
+            # is on the CPU too (unless the file's own forward moves the input to the module's device).
+            return tensor(grad, Device.CPU, grad_origin=grad_origin)
+        device = any_device([module.device, *(a.device for a in inputs)])
         return tensor(grad, device, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
+
+    def _moves_its_input(self, module: Value) -> bool:
+        """The module may move its inputs to its own device: a wrapper that scatters them (``DataParallel``), a model
+        whose placement is not known (``from_pretrained(..., device_map=...)`` dispatches inputs), or an instance of a
+        class of this file whose ``forward`` moves something (``x.to(self.device)``)."""
+        name = module.instance_of
+        if module.device is Device.UNKNOWN or name in K.SCATTERING_MODULES:
+            return True
+        if name is None or name not in self.facts.module_classes:
+            return False
+        for definition in self.facts.definitions.get(name, ()):
+            for statement in getattr(definition, "body", ()):
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "forward":
+                    for node in ast.walk(statement):
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):
+                            return True
+        return False
 
 
 def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
@@ -122,6 +147,8 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     for statement in cls.body:
         if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
             interpreter = Interpreter(facts, listener=None)
+            # `__init__` reads the module's names as any function does (`torch.FloatTensor(V_RANGE)` of a constant).
+            interpreter.state.env = dict(interpreter._module_names())
             interpreter.walk_function(statement, class_name=None)
             for target, value in interpreter.attribute_stores:
                 # Modules, parameters, and instances of the file's plain classes (`self.memory = ReplayBuffer()`,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.expressions import concatenated
-from flake8_tensorconv.inference.summaries import callable_from_other_modules
+from flake8_tensorconv.inference.summaries import _bound_values, callable_from_other_modules
 from flake8_tensorconv.inference.support import (
     Env,
     State,
@@ -50,6 +51,8 @@ class StatementsMixin:
         grad_enabled = outer.grad_enabled if outer.function is not self.facts.tree else True
         if class_name in self.facts.lightning_classes and node.name in K.LIGHTNING_NO_GRAD_HOOKS:
             grad_enabled = False  # Lightning runs validation, test and predict under no_grad
+        if class_name in self.facts.optimizer_classes:
+            grad_enabled = False  # the parameter update and its state: torch's optimizers run them under no_grad
         if class_name in self.facts.autograd_function_classes and node.name in K.AUTOGRAD_FUNCTION_NO_GRAD_METHODS:
             # torch runs a custom Function's forward and backward with grad mode off; backward only sees grad mode on
             # in a double backward (`create_graph=True`), which the file would have to ask for.
@@ -184,11 +187,18 @@ class StatementsMixin:
     def _mutation(self, call: ast.Call) -> None:
         """Method calls that change what a variable holds: ``lst.append(a)``, ``a.setflags(write=False)``."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and call.args and literal_bool(call.args[0]) is False:
-            # `model.m.requires_grad_(False)`: from here on the tensor (or the module's parameters) no longer require grad.
-            key = func.value.id if isinstance(func.value, ast.Name) else attribute_key(func.value)
-            if key is not None:
-                self.state.env[key] = self.value_of(call)
+        frozen = _freezing_call(call)
+        if frozen is not None:
+            # `model.m.requires_grad_(False)`, `net.eval().requires_grad_(False).to(d)`: from here on the tensor (or the
+            # module's parameters) no longer require grad.
+            receiver = frozen.func.value  # type: ignore[attr-defined]
+            while isinstance(receiver, ast.Call):  # a module's own methods return it: the chain's start is frozen
+                receiver = receiver.func.value  # type: ignore[attr-defined]
+            key = receiver.id if isinstance(receiver, ast.Name) else attribute_key(receiver)
+            if key is not None and (frozen.func.value is receiver or self.value_of(receiver).kind is Kind.MODULE):  # type: ignore[attr-defined]
+                self.state.env[key] = self.value_of(frozen if frozen.func.value is receiver else call)  # type: ignore[attr-defined]
+            return
+        if self._moved_in_place(call):
             return
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
             return
@@ -212,6 +222,45 @@ class StatementsMixin:
         elif current.kind is Kind.MODULE and func.attr in K.MODULE_DTYPE_METHODS:
             # nn.Module casts its parameters in place: `model.double()` alone changes `model`.
             self.state.env[name] = current.with_(dtype=self.value_of(call).dtype)
+
+    def _moved_in_place(self, call: ast.Call) -> bool:
+        """``model.cuda()``, ``net.to(device).eval()`` as a statement: nn.Module moves its parameters in place, so the
+        name now holds a module on that device. A tensor's move returns a copy that a statement throws away, so a
+        value of unknown kind moved this way is a module (an instance of an imported class, ``net = NeRF()``)."""
+        steps: list[ast.Call] = []
+        node: ast.expr = call
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.MODULE_RETURNING_ITSELF:
+            steps.append(node)
+            node = node.func.value
+        moves = [step for step in steps if step.func.attr in ("cuda", "cpu", "to")]  # type: ignore[attr-defined]
+        if not moves or not isinstance(node, ast.Name):
+            return False
+        current = self.state.env.get(node.id, UNKNOWN)
+        if current.kind not in (Kind.MODULE, Kind.UNKNOWN):
+            return False
+        if current.kind is Kind.UNKNOWN and not self._constructed(node.id):
+            return False  # `pipe = Pipeline.from_pretrained(...)`: other objects move in place too
+        # Of a module of unknown kind nothing says whether it holds parameters: what it computes keeps unknown grad.
+        module = current if current.kind is Kind.MODULE else Value(kind=Kind.MODULE, grad=Grad.UNKNOWN)
+        for step in reversed(steps):  # innermost first
+            args = [self.value_of(argument) for argument in step.args]
+            keywords = {keyword.arg: self.value_of(keyword.value) for keyword in step.keywords}
+            module = self._module_method(module, step.func.attr, step, args, keywords)  # type: ignore[attr-defined]
+        if module.kind is not Kind.MODULE:
+            return False
+        self.state.env[node.id] = module
+        return True
+
+    def _constructed(self, name: str) -> bool:
+        """Every binding of ``name`` in this scope calls a class's constructor (``net = NeRF()``), of a class named as
+        no pipeline, tokenizer or other non-module (a factory such as ``from_pretrained`` may return anything)."""
+        values = _bound_values(self.facts, name, self.state.function or self.facts.tree)
+        for value in values:
+            func = value.func if isinstance(value, ast.Call) else None
+            last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if not (last[:1].isupper() and not last.isupper()) or re.search(K.NOT_A_PRETRAINED_MODEL, last):
+                return False
+        return bool(values)
 
     def stmt_Assert(self, node: ast.Assert) -> None:
         self.eval(node.test)
@@ -403,3 +452,15 @@ class StatementsMixin:
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
         self._notify(target)
+
+
+def _freezing_call(call: ast.Call) -> ast.Call | None:
+    """The ``x.requires_grad_(False)`` in ``call``'s chain of methods that return the module itself, or None."""
+    current: ast.expr = call
+    while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+        if current.func.attr == "requires_grad_":
+            return current if current.args and literal_bool(current.args[0]) is False else None
+        if current.func.attr not in K.MODULE_RETURNING_ITSELF and current.func.attr != "to":
+            return None
+        current = current.func.value
+    return None

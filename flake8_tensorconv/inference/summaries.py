@@ -93,10 +93,21 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.Name) and class_name is not None):
             continue  # a local of the same name in a method, or a definition
         elif isinstance(node, ast.Attribute):
+            if class_name is None and not _may_name_a_module(facts, node.value):
+                continue  # `model.train()` of a function `train`: a module-level function is an attribute only of a module
             return None  # `module.helper`, `obj.helper`: may be this function
     if len(sites) > MAX_CALL_SITES:
         return None  # called from all over: what the calls pass joins to little, and walking them costs
     return sites or None
+
+
+def _may_name_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
+    """``receiver`` may be a module object, whose attribute may be a module-level function of this file (a file
+    that imports itself): an imported name or what it reaches (``pkg.task``), or what a call returns. A chain
+    from any other name (``model``, ``self.model``, ``args.net``) holds a value, not a module."""
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return not isinstance(receiver, ast.Name) or receiver.id in facts.aliases
 
 
 def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner: str | None, class_name: str) -> bool | None:
@@ -300,10 +311,12 @@ _CONTEXT_KINDS = (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE, Kind.DEVICE, Kind.DTYP
 
 
 def call_context(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, values: dict[int, Value], default: Callable[[ast.expr], Value]
+    function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, values: dict[int, Value], default: Callable[[ast.expr], Value],
+    rebound_names: dict[int, frozenset[str]] | None = None,
 ) -> tuple[dict[str, Value], dict[str, ast.expr]]:
     """The parameters a call decides: what it passes to them (or leaves to a literal default), and the
-    bool literals among them, for parameters the helper never rebinds."""
+    bool literals among them, for parameters the helper never rebinds (``rebound_names``: the names each
+    helper binds, by function, worked out on the first bool literal passed to it and kept there)."""
     if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
         return {}, {}
     args = function.args
@@ -312,7 +325,7 @@ def call_context(
     expressions.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
     defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(args.defaults):], args.defaults))
     defaults.update((arg.arg, value) for arg, value in zip(args.kwonlyargs, args.kw_defaults) if value is not None)
-    rebound = {node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    rebound: frozenset[str] | None = None
     bound: dict[str, Value] = {}
     literals: dict[str, ast.expr] = {}
     for parameter in [*positional, *args.kwonlyargs]:
@@ -328,9 +341,22 @@ def call_context(
             bound[name] = value
         elif Fact.ENVIRONMENT in value.facts:
             bound[name] = value  # `generate_session(env)`: what its reset() / step() observe
-        if isinstance(expression, ast.Constant) and isinstance(expression.value, bool) and name not in rebound:
-            literals[name] = expression
+        if isinstance(expression, ast.Constant) and isinstance(expression.value, bool):
+            if rebound is None:
+                rebound = _names_bound_in(function, rebound_names if rebound_names is not None else {})
+            if name not in rebound:
+                literals[name] = expression
     return bound, literals
+
+
+def _names_bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The names ``function`` binds anywhere in its body (a walk of it, once per function in ``known``)."""
+    names = known.get(id(function))
+    if names is None:
+        names = known[id(function)] = frozenset(
+            node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        )
+    return names
 
 
 def join_arguments(per_site: list[dict[str, Value]]) -> dict[str, Value]:
@@ -435,6 +461,78 @@ def data_parameter(annotated: Value) -> Value:
     return annotated.with_(grad=Grad.NO, device=Device.UNKNOWN)
 
 
+class _CallsWalked(Exception):
+    """Raised by a caller's walk once it is past the statement that holds its last call of the summarised function."""
+
+
+def _last_statement_with(scope: ast.AST, sites: list[CallSite]) -> ast.stmt | None:
+    """The last statement of ``scope``'s own body (a function's or the module's) that holds one of ``sites``: the
+    walk of the scope stops after it. A loop or a ``try`` holding a call is walked whole (its later statements may
+    change what the call passes on its next pass)."""
+    body = getattr(scope, "body", None)
+    if not isinstance(body, list):
+        return None
+    lines = [site.call.lineno for site in sites]
+    for statement in reversed(body):
+        decorators = getattr(statement, "decorator_list", None)
+        first = min(statement.lineno, *(decorator.lineno for decorator in decorators)) if decorators else statement.lineno
+        last = statement.end_lineno or statement.lineno
+        if any(first <= line <= last for line in lines):
+            return statement
+    return None
+
+
+class _CallerWalk:
+    """A caller's walk for summaries, statement by statement of its own body, as far as asked so far."""
+
+    def __init__(self, asking: SummariesMixin, scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> None:
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        self.scope = scope
+        self.class_name = class_name
+        self.modes_at: dict[int, list[bool]] = {}
+        self.walked = -1  # the index in the scope's body of the last statement walked
+        self.state: object = None  # the state after it, where the walk goes on
+        self.stop: ast.AST | None = None
+        self.interpreter = interpreter = Interpreter(asking.facts, listener=self._listen)
+        interpreter.depth = asking.depth + 1
+        if isinstance(scope, ast.Module):
+            interpreter.walks = lambda node: False  # the module's own statements only
+        else:
+            # The calls are in the scope's own code, none in a function or class nested in it: those bodies are not
+            # walked (a def binds its name, as in the walk rules listen to).
+            interpreter.walks = lambda node: node is scope
+            if class_name is None and scope in asking.facts.tree.body:
+                # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
+                interpreter.state.env = dict(asking._module_names())
+
+    def _listen(self, node: ast.AST, state: object) -> None:
+        if isinstance(node, ast.Call):
+            self.modes_at.setdefault(id(node), []).append(state.grad_enabled)  # type: ignore[attr-defined]
+        elif node is self.stop:
+            self.state = state
+            raise _CallsWalked  # what the scope does after the calls asked about cannot change what they pass
+
+    def walk_to(self, index: int) -> None:
+        """Walk the scope's body up to its statement at ``index`` (the whole of a loop or ``try`` holding a call)."""
+        if index <= self.walked:
+            return
+        body = self.scope.body
+        self.stop = body[index] if index < len(body) - 1 else None
+        interpreter = self.interpreter
+        try:
+            if self.walked >= 0:
+                interpreter.state = self.state  # type: ignore[assignment]
+                interpreter.walk_body(body[self.walked + 1 :])
+            elif isinstance(self.scope, ast.Module):
+                interpreter.walk_module()
+            else:
+                interpreter.walk_function(self.scope, class_name=self.class_name)
+        except _CallsWalked:
+            pass
+        self.walked = index
+
+
 class SummariesMixin:
     """The interpreter's side of summaries: parameters from callers or evidence, what same-file methods return."""
 
@@ -454,37 +552,37 @@ class SummariesMixin:
         return summary
 
     def _summarise_calls(self, function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> CallerSummary:
-        from flake8_tensorconv.inference.interpreter import Interpreter
-
         per_site: list[dict[str, Value]] = []
         grad_enabled = False
         by_scope: dict[int, list[CallSite]] = {}
         for site in sites:
             by_scope.setdefault(id(site.scope), []).append(site)
         for scope_sites in by_scope.values():
-            calls = {id(site.call) for site in scope_sites}
-            modes: list[bool] = []
-
-            def listener(node: ast.AST, state: object, calls: set[int] = calls, modes: list[bool] = modes) -> None:
-                if id(node) in calls:
-                    modes.append(state.grad_enabled)  # type: ignore[attr-defined]
-
-            caller = Interpreter(self.facts, listener=listener)
-            caller.depth = self.depth + 1
             scope = scope_sites[0].scope
-            if isinstance(scope, ast.Module):
-                caller.walks = lambda node: False  # the module's own statements only
-                caller.walk_module()
-            elif isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if scope_sites[0].class_name is None and scope in self.facts.tree.body:
-                    # A module-level function reads the module's names (`env = gym.make(...)` above `def main()`).
-                    caller.state.env = dict(self._module_names())
-                caller.walk_function(scope, class_name=scope_sites[0].class_name)
+            if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+                values, modes_at = self._caller_walk(scope, scope_sites)
+                modes = [mode for site in scope_sites for mode in modes_at.get(id(site.call), ())]
             else:
-                modes.append(True)  # a call in a lambda or a class body: grad mode not followed there
+                values, modes = {}, [True]  # a call in a lambda or a class body: grad mode not followed there
             grad_enabled = grad_enabled or not modes or any(modes)
-            per_site.extend(bind_arguments(function, site, caller.values) for site in scope_sites)
+            per_site.extend(bind_arguments(function, site, values) for site in scope_sites)
         return CallerSummary(join_arguments(per_site), grad_enabled)
+
+    def _caller_walk(self, scope: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> tuple[dict[int, Value], dict[int, list[bool]]]:
+        """The values of a caller's walk, and the grad mode at each call it makes (one entry per pass over the call).
+
+        A caller is walked once per depth for all the functions it calls that are summarised (the file's
+        ``__init__`` that calls several helpers), and only as far as the statement holding the last call asked
+        about so far: a call further down goes on with the same walk from where it stopped."""
+        last = _last_statement_with(scope, sites)
+        body = scope.body
+        needed = len(body) - 1 if last is None else body.index(last)
+        key = (id(scope), self.depth + 1)
+        walk = self.facts.caller_walks.get(key)
+        if walk is None:
+            walk = self.facts.caller_walks[key] = _CallerWalk(self, scope, sites[0].class_name)
+        walk.walk_to(needed)
+        return walk.interpreter.values, walk.modes_at
 
     def _module_names(self) -> dict[str, Value]:
         """What the module's own statements bind (its functions and classes not walked), worked out once per file."""
@@ -509,15 +607,15 @@ class SummariesMixin:
             # the callers' literals say more than their values do, so the declaration decides.
             if passed.kind in (Kind.TENSOR, Kind.NDARRAY, Kind.MODULE) or (passed.kind is Kind.UNKNOWN and passed.grad is not Grad.UNKNOWN):
                 return passed
-            if passed.kind is Kind.SEQUENCE and _holds_arrays(passed):
+            if passed.kind is Kind.SEQUENCE and (_holds_arrays(passed) or _holds_detached_tensors(passed)):
                 return passed  # `buffer.put((obs, action, reward))`: the arrays a transition holds
             if Fact.ENVIRONMENT in passed.facts:
                 return passed  # `run_episode(env, agent)`: an environment whose observations are arrays
             # Every caller is in sight and none is seen passing a risk: a name is no evidence against them.
             # (A public method is API: a subclass or a user elsewhere may call it with a model's output.)
             in_sight = class_name is None or function.name.startswith("_")
-            return self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight)
-        return self._parameter_evidence(function, arg, annotated, class_name)
+            return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name, callers_in_sight=in_sight))
+        return _device_expected(self.facts, function, arg.arg, self._parameter_evidence(function, arg, annotated, class_name))
 
     def _parameter_evidence(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef | None, arg: ast.arg, annotated: Value, class_name: str | None,
@@ -572,7 +670,7 @@ class SummariesMixin:
         nothing (or one past MAX_CONTEXTS) gets the summary that holds whatever is passed.
         """
         function = self.facts.helpers[name]
-        bound, literals = call_context(function, call, self.values, self.eval_default)
+        bound, literals = call_context(function, call, self.values, self.eval_default, self.facts.rebound_names)
         key = (name, tuple(sorted(bound.items())), tuple(sorted((k, ast.dump(v)) for k, v in literals.items())))
         known = self.facts.helper_returns
         if key not in known:
@@ -597,7 +695,8 @@ class SummariesMixin:
         """What ``function`` returns, walked on its own with ``bound`` / ``literals`` for its parameters."""
         from flake8_tensorconv.inference.interpreter import Interpreter
 
-        summary = Interpreter(self.facts, listener=None)
+        # Only what `function` itself returns counts: the bodies of functions and classes nested in it are not walked.
+        summary = Interpreter(self.facts, listener=None, walks=lambda node: node is function)
         summary.caller_params = False
         summary.depth = self.depth + 1
         summary.summary_of = function
@@ -627,6 +726,44 @@ class SummariesMixin:
         known[key] = UNKNOWN  # a recursive call while summarising
         known[key] = value = self._walked_return(method, class_name, {}, {})
         return value
+
+    def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
+        """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
+        ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under
+        ``no_grad`` in ``set_c``). Anything else is left unknown: whether a stored model output requires grad
+        depends on how the storing method is called, which one level of summaries does not see."""
+        key = (class_name, name)
+        known = self.facts.method_stores
+        if key in known:
+            return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None  # not cached: at a shallower depth it may be worked out
+        known[key] = None  # a read while summarising: out of sight
+        classes = [node for node in self.facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
+        if len(classes) != 1:
+            return None
+        storing = [
+            method for method in classes[0].body
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in _self_stores_in(method)
+        ]
+        if not storing or any(method.name == "__init__" and not _stores_only_none(method, name) for method in storing):
+            return None
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        values: list[Value] = []
+        for method in storing:
+            if method.name == "__init__":
+                continue
+            walker = Interpreter(self.facts, listener=None)
+            walker.depth = self.depth + 1
+            # Parameters as declared, not as callers pass them: whether a caller summary is already cached depends on
+            # which functions were walked before, and what is stored must not (`self.gradients = grad`).
+            walker.caller_params = False
+            walker.walk_function(method, class_name=class_name)
+            values.extend(value for stored, value in walker.attribute_stores if stored == name)
+        if values and all(value.kind is Kind.TENSOR and value.grad is Grad.NO for value in values):
+            known[key] = Value(kind=Kind.TENSOR, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
+        return known[key]
 
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
         """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
@@ -692,6 +829,45 @@ def _holds_arrays(sequence: Value) -> bool:
     return any(item.kind is Kind.NDARRAY for item in items) and not any(item.kind in (Kind.TENSOR, Kind.MODULE) for item in items)
 
 
+def _device_expected(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, value: Value) -> Value:
+    """A parameter of unknown placement whose device the function reads (`torch.zeros(3).to(x.device)`): the function
+    itself expects it on any device, a GPU included."""
+    if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) or value.device is not Device.UNKNOWN:
+        return value
+    read = _device_read(facts, function, name)
+    if read is None:
+        return value
+    return value.with_(device=Device.MAYBE, device_origin=origin(read, f"a parameter of `{function.name}()` whose device it reads"))
+
+
+def _device_read(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.Attribute | None:
+    """The first ``name.device`` that ``function`` reads (its parameter ``name``), worked out once per function."""
+    reads = facts.device_reads.get(id(function))
+    if reads is None:
+        reads = {}
+        text = facts.text
+        if text is not None:  # the function's own text first: most functions read no device
+            starts = facts.line_starts
+            end = starts[function.end_lineno] if function.end_lineno is not None and function.end_lineno < len(starts) else len(text)
+            if ".device" not in text[starts[function.lineno - 1] : end]:
+                facts.device_reads[id(function)] = reads
+                return None
+        for node in ast.walk(function):
+            if isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                known = reads.get(node.value.id)
+                if known is None or (node.lineno, node.col_offset) < (known.lineno, known.col_offset):
+                    reads[node.value.id] = node
+        facts.device_reads[id(function)] = reads
+    return reads.get(name)
+
+
+def _holds_detached_tensors(sequence: Value) -> bool:
+    """A tuple of known items, every one a tensor without grad (`(q_norm, pi_norm)` of gradient clipping): what
+    they are is known, and they carry no risk a declaration would have to judge."""
+    items = sequence.elements
+    return bool(items) and all(item.kind is Kind.TENSOR and item.grad is Grad.NO for item in items)  # type: ignore[union-attr]
+
+
 def caller_risk(value: Value, where: Origin) -> Value:
     """A parameter with evidence of risk: whatever a caller passes, e.g. a model output that requires grad on a GPU."""
     if value.kind in (Kind.TENSOR, Kind.UNKNOWN) and value == Value(kind=value.kind):
@@ -740,3 +916,27 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
         return None
     return method
+
+
+def _self_stores_in(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names that ``method`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``)."""
+    return {
+        node.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    }
+
+
+def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Every store of ``self.<name>`` in ``method`` is ``self.<name> = None`` (a placeholder that another method fills)."""
+    placeholders = {
+        id(target)
+        for node in ast.walk(method)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and node.value.value is None
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    }
+    return all(
+        id(node) in placeholders
+        for node in ast.walk(method)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self_attribute(node, name)
+    )

@@ -151,3 +151,84 @@ def _other_items(name: str, item: int, function: ast.AST) -> set[int]:
 
 def _end(node: ast.AST) -> tuple[int, int]:
     return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def caller_reads_argument(name: str, ctx: Context) -> bool:
+    """Some caller in sight reads what it passed as parameter ``name`` after the call: then a write into the
+    parameter's memory changes a value that code in the file reads.
+
+    False where no caller is in sight (the harm would rest on code nobody can show) and where every caller
+    passes a temporary: a fresh value (`f(model(x))`), or a name it rebinds (`dets = f(dets)`) or never
+    reads again."""
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    from flake8_tensorconv.inference.summaries import call_sites  # the facts a trigger asks for, not eager work
+
+    sites = call_sites(ctx.facts, function, ctx.state.class_name)
+    if sites is None:
+        return False
+    return any(_reads_after(site.call, argument, site.scope) for site in sites for argument in _passed_as(function, site, name))
+
+
+def _passed_as(function: ast.FunctionDef | ast.AsyncFunctionDef, site: object, name: str) -> list[ast.expr]:
+    """The argument expressions that may bind parameter ``name`` at ``site`` (all of a `*args` / `**kwargs` call's)."""
+    call: ast.Call = site.call  # type: ignore[attr-defined]
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return [*call.args, *(keyword.value for keyword in call.keywords)]
+    keyword = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+    if keyword is not None:
+        return [keyword]
+    positional = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+    if site.bound and positional:  # type: ignore[attr-defined]
+        positional = positional[1:]  # `self.method(...)`: the receiver is the first parameter
+    if name in positional and positional.index(name) < len(call.args):
+        return [call.args[positional.index(name)]]
+    return []
+
+
+def _reads_after(call: ast.Call, argument: ast.expr, scope: ast.AST) -> bool:
+    """The caller reads the value it passed as ``argument`` (its root name) after ``call``, before rebinding it."""
+    root = argument
+    while isinstance(root, (ast.Subscript, ast.Attribute, ast.Starred)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False  # a value made for the call (`model(x)`, `torch.mul(a, b)[j]`): nobody else holds it
+    if _passed_again(call, root.id, scope):
+        return True
+    after = _end(call)
+    rebound: tuple[int, int] | None = None
+    loads: list[tuple[int, int]] = []
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None and _within(call, node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(leaf, ast.Name) and leaf.id == root.id for leaf in _flat_targets(targets)):
+                if isinstance(node, ast.AugAssign):
+                    return True  # `x += f(x)`: reads the value it passed
+                rebound = after  # `dets = f(dets)`: the name holds the result from here on
+        elif isinstance(node, ast.Name) and node.id == root.id:
+            position = (node.lineno, node.col_offset)
+            if position <= after:
+                continue
+            if isinstance(node.ctx, ast.Load):
+                loads.append(position)
+            elif rebound is None or position < rebound:
+                rebound = position
+    return any(rebound is None or position < rebound for position in loads if position > after)
+
+
+def _passed_again(call: ast.Call, name: str, scope: ast.AST) -> bool:
+    """``call`` sits in a loop that never rebinds ``name``: the next pass hands over the value the last one changed."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(_within(call, statement) for statement in node.body):
+            stores = (
+                leaf for statement in node.body for leaf in ast.walk(statement)
+                if isinstance(leaf, ast.Name) and leaf.id == name and isinstance(leaf.ctx, ast.Store)
+            )
+            if next(stores, None) is None:
+                return True
+    return False
+
+
+def _within(inner: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and _end(inner) <= _end(outer)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.values import Device, Grad, Kind, Value
+from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -51,9 +51,41 @@ def copy_before_detach(node: ast.Call) -> ast.Call | None:
     func = node.func
     if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
         return None
-    move = func.value
-    while isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in _RECORDED_BETWEEN:
-        move = move.func.value
+    return _device_copy(_before_recorded(func.value))
+
+
+def copies_combined_before_detach(node: ast.Call) -> list[ast.Call]:
+    """The device copies among the operands of arithmetic that ``.detach()`` ends: ``(x.cpu() + y).detach()``
+    records the copy of ``x`` (and the sum) in the graph that the detach throws away."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+        return []
+    copies: list[ast.Call] = []
+    pending = [_before_recorded(func.value)]
+    if not isinstance(pending[0], (ast.BinOp, ast.UnaryOp)):
+        return []
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.BinOp):
+            pending += [_before_recorded(current.left), _before_recorded(current.right)]
+        elif isinstance(current, ast.UnaryOp):
+            pending.append(_before_recorded(current.operand))
+        else:
+            move = _device_copy(current)
+            if move is not None:
+                copies.append(move)
+    return sorted(copies, key=lambda move: (move.lineno, move.col_offset))
+
+
+def _before_recorded(node: ast.expr) -> ast.expr:
+    """``x.to("cpu")`` of ``x.to("cpu").clone()``: what comes before operations autograd records too."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RECORDED_BETWEEN:
+        node = node.func.value
+    return node
+
+
+def _device_copy(move: ast.expr) -> ast.Call | None:
+    """``move`` if it is ``.cpu()``, ``.cuda()`` or ``.to(...)`` with an argument, else None."""
     if not (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)):
         return None
     if move.func.attr not in ("cpu", "cuda", "to") or (move.func.attr == "to" and not (move.args or move.keywords)):
@@ -66,7 +98,12 @@ class CpuBeforeDetach(Rule):
     ## What it does
     Flags `.cpu().detach()`, `.cuda().detach()` and `.to(...).detach()` while grad
     mode is on and the tensor requires grad on some path, also with operations that
-    autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`).
+    autograd records between the copy and `.detach()` (`.to("cpu").clone().detach()`),
+    and a copy that arithmetic combines before the `.detach()` that ends it
+    (`(log_probs.cpu() + target).detach()`). Where a call returns the copy (a
+    method of the file ending in `return torch.tanh(mu).cpu()[0]`) and the caller
+    detaches it (`actor.get_action(s).detach()`), the message says so and offers
+    no fix: the copy is in the callee.
 
     It needs a source of grad on the path to the copy, the same evidence TCV101
     needs: a module call outside `no_grad`, `requires_grad=True`, a parameter, a
@@ -77,13 +114,16 @@ class CpuBeforeDetach(Rule):
     torch, a module class of the file, a model handed in and called, a name or
     `self` attribute whose `.parameters()` go to an optimizer or a gradient clip,
     or `X.from_pretrained(...)` of a model class; not where the file freezes it
-    (`.freeze()`, `.requires_grad_(False)`). The message names the source.
+    (`.freeze()`, `.requires_grad_(False)`, a loop setting `requires_grad = False`),
+    nor in code that runs with grad off (a LightningModule's evaluation hooks, an
+    optimizer's methods; see TCV101). The message names the source.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer
     tensors and results such as `argmax`, values made under `no_grad` or stored
     already detached, values past a guard that raises when they require grad),
-    for `.cpu()` of a tensor known to be on the CPU and `.to(device)` of one placed
+    for `.cpu()` of a tensor known to be on the CPU, `.cuda()` of one the file put on
+    the GPU (`netG(x.cuda())` of a model moved with `.cuda()`), and `.to(device)` of one placed
     with that same `device` (`.to(device)`, `device=device`: it is the tensor
     itself, and nothing is copied or recorded), and where a class of the file has its own
     `detach` (a mixture model) and the receiver's kind is not known.
@@ -110,13 +150,18 @@ class CpuBeforeDetach(Rule):
 
     ## Fix safety
     Safe on a known tensor: both orders give the same values, dtype, device and
-    memory. Unsafe where the only evidence is the chain itself or a parameter's
+    memory. In arithmetic the fix detaches the copied operand first and keeps the
+    outer `.detach()`, so the other operands are detached as before. Unsafe where the only evidence is the chain itself or a parameter's
     annotation or name: another class's `.to()` and `.detach()` need not commute.
     """
 
     code = "TCV103"
     name = "cpu-before-detach"
     message = "`.detach()` after a device copy records the copy in the autograd graph; call `.detach()` first"
+    copied_earlier_message = (
+        "`.detach()` of a device copy made with grad on: autograd recorded the copy that this throws away; "
+        "call `.detach()` before the copy"
+    )
     triggers = (").detach(",)  # the device copy's closing parenthesis, then `.detach(`
     fix_safety = "sometimes"
 
@@ -127,11 +172,49 @@ class CpuBeforeDetach(Rule):
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         move = copy_before_detach(node)
         if move is None:
+            if not self._visit_combined(node, ctx):
+                self._visit_copied_earlier(node, ctx)
             return
         receiver = move.func.value  # type: ignore[attr-defined]
         value = ctx.value(receiver)
         if self.reportable(move, receiver, value, ctx, strict=False):
             self.report(node, move, receiver, value, ctx, self.message)
+
+    def _visit_copied_earlier(self, node: ast.Call, ctx: Context) -> None:
+        """``get_action(state).detach()`` where the method returns ``.cpu()`` of its output: the copy was recorded
+        where it was made, and this ``.detach()`` throws it away. No fix: the copy is in the callee."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "detach") or node.args or node.keywords:
+            return
+        receiver = _before_recorded(func.value)
+        if not isinstance(receiver, ast.Call):
+            return  # what a call returns (the trigger `).detach(` sees only these)
+        value = ctx.value(receiver)
+        if Fact.RECORDED_COPY not in value.facts or not ctx.grad_enabled or value.kind is not Kind.TENSOR:
+            return
+        if value.grad not in (Grad.YES, Grad.MAYBE) or value.is_integer or holds_gradients(receiver, ctx):
+            return
+        because, related = evidence(ctx, receiver, value, grad=True, device=False)
+        ctx.report(self, node, self.copied_earlier_message + because, None, related)
+
+    def _visit_combined(self, node: ast.Call, ctx: Context) -> bool:
+        """``(x.cpu() + y).detach()``: the first copy of an operand with grad, and a fix that detaches it first
+        (the outer ``.detach()`` stays, so operands without a copy are detached as before)."""
+        for move in copies_combined_before_detach(node):
+            receiver = move.func.value  # type: ignore[attr-defined]
+            value = ctx.value(receiver)
+            if self.reportable(move, receiver, value, ctx, strict=False):
+                safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
+                because, related = evidence(ctx, receiver, value, grad=True, device=False)
+                start = ctx.attribute_name_start(move.func)  # type: ignore[arg-type]
+                fix = make_fix(
+                    Applicability.SAFE if safe else Applicability.UNSAFE,
+                    "Call `.detach()` before the device copy",
+                    Edit(start, start, "detach()."),
+                )
+                ctx.report(self, node, self.message + because, fix, related)
+                return True
+        return False
 
     def reportable(self, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, strict: bool) -> bool:
         """Whether the copy is recorded: grad evidence on the path (``strict``: anything but known no grad)."""
@@ -150,6 +233,8 @@ class CpuBeforeDetach(Rule):
             return False
         if value.device is Device.CPU and _to_the_cpu(move, ctx):
             return False  # `.cpu()` of a CPU tensor is the tensor itself: nothing is copied or recorded
+        if value.device is Device.ACCELERATOR and move.func.attr == "cuda" and not (move.args or move.keywords):  # type: ignore[attr-defined]
+            return False  # `.cuda()` of a tensor the file put on the GPU is the tensor itself, as `.cpu()` on the CPU
         return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
 
     def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:

@@ -36,6 +36,12 @@ _PYTHON_VALUE_BUILTINS = frozenset(
 _NUMPY_SINKS = ("numpy.", "matplotlib.")
 # Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Attributes of an array that describe it (`x.data.numpy().shape` sizes something): none of its memory leaves.
+_ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides"})
+# Methods of a module that make a tensor its state (a buffer or a parameter): new storage, as `p.data = ...` is.
+_REGISTERS_STATE = frozenset({"register_buffer", "register_parameter"})
+# Methods of a TensorBoard writer (`SummaryWriter`) that turn a tensor they are given into a NumPy array.
+_WRITER_SINKS = frozenset({"add_histogram", "add_image", "add_images", "add_video", "add_audio", "add_embedding"})
 # Calls that copy the array they are given (`np.array` unless `copy=False`).
 _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
@@ -71,7 +77,9 @@ class DataInsteadOfDetach(Rule):
     NumPy (`x.data.cpu().numpy()`, also through a name converted later,
     `w = x.data` then `w.numpy()`, a helper whose result is converted at once,
     `to_cpu(x.data).numpy()`, a helper of the file that converts its parameter,
-    `tensor2im(x.data)`, or a plot, `plt.imshow(x.data)`), a chain that is
+    `tensor2im(x.data)`, a method of the class that hands it to a TensorBoard
+    writer, `self.log_histogram(key, layer.weight.data, step)`, or a plot,
+    `plt.imshow(x.data)`), a chain that is
     bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
     write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
     `y.mul_(2)`) into a computed tensor, which a graph may have saved (the
@@ -84,13 +92,16 @@ class DataInsteadOfDetach(Rule):
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), a dataset's stored data, storage that `__init__`
-    allocates with a factory and no other method rebinds (a replay buffer's),
+    allocates with a factory or a legacy constructor (of a module-level
+    constant too) and no other method rebinds (a replay buffer's),
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
-    too). Where the kind of `x` is unknown, a torch-only method right after
+    too, or one that another method stores on `self` where `__init__` only
+    declares it as `None`). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
-    `x.data[0].numpy()`), or a layer's `weight` / `bias` whose chain reaches
+    `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
+    judged by the call), or a layer's `weight` / `bias` whose chain reaches
     NumPy, is the evidence, and no class of the file, or imported from its own
     package, may have its own `data`; a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
@@ -104,7 +115,10 @@ class DataInsteadOfDetach(Rule):
       step, clipping, an EMA copy or init, unless the leaf was used before the
       write and a backward follows it in the same block of statements (a graph
       built from the old value then runs on the new one); new storage for a parameter
-      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`);
+      (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`), also computed
+      out of place from an alias that nothing else reads (`w = p.data.double()` then
+      `p.data = w - w.mean()`), and state moved into a module
+      (`new.register_buffer("w", old.w.data.cpu())`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
       operand of arithmetic, an argument of a torch function, the source of
@@ -112,7 +126,8 @@ class DataInsteadOfDetach(Rule):
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
-      `.numpy().copy()`;
+      `.numpy().copy()`, or only describes the array (`p.data.numpy().shape`,
+      `.dtype`, `len(p.data.numpy())`);
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and a chain that calls `.detach()`
       anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
@@ -292,12 +307,16 @@ class DataInsteadOfDetach(Rule):
                 return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
             return _Use.COPIED
+        if isinstance(func, ast.Attribute) and func.attr in _REGISTERS_STATE:
+            return _Use.PARAMETER  # `m.register_buffer("w", old.w.data.cpu())`: state moved between modules
         if isinstance(func, ast.Attribute) and (_is_in_place(func.attr) or ctx.value(func.value).kind is Kind.TENSOR):
             return _Use.COPIED  # the source of `dst.copy_(...)`, an operand of a tensor method
         if _converted_at_once(call, self._parent_map(ctx)):
             return _Use.NUMPY  # `to_cpu(x.data).numpy()`: what the helper returns goes to NumPy
         if isinstance(func, ast.Name) and self._helper_converts(func.id, call, argument, ctx):
             return _Use.NUMPY  # `tensor2im(x.data)`, a helper of this file that converts its parameter to NumPy
+        if _on_self(func) and self._method_converts(func.attr, call, argument, ctx):  # type: ignore[attr-defined]
+            return _Use.NUMPY  # `self.log_histogram(key, p.weight.data, step)`: a method of the class converts it
         return _Use.KEPT  # handed to code out of sight, which may keep it
 
     def _helper_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
@@ -323,6 +342,26 @@ class DataInsteadOfDetach(Rule):
             known = self._helpers_converting[key] = _converts_to_numpy(helper, parameter, ctx)
         return known
 
+    def _method_converts(self, name: str, call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
+        """Whether the method ``name`` of the enclosing class hands the parameter that ``argument`` binds to NumPy, a
+        plot or a TensorBoard writer, itself or through one more method of the class (a logger's ``log_histogram``
+        that calls ``self._try_log_histogram``)."""
+        cls = _enclosing_class(ctx)
+        if cls is None or any(isinstance(a, ast.Starred) for a in call.args) or argument not in call.args:
+            return False
+        method = _class_method(cls, name)
+        if method is None:
+            return False
+        positional = [*method.args.posonlyargs, *method.args.args][1:]  # past `self`
+        index = call.args.index(argument)  # type: ignore[arg-type]
+        if index >= len(positional):
+            return False
+        key = (id(method), positional[index].arg)
+        known = self._helpers_converting.get(key)
+        if known is None:
+            known = self._helpers_converting[key] = _converts_to_numpy(method, positional[index].arg, ctx, cls, hops=1)
+        return known
+
     def _binding_use(self, node: ast.Assign | ast.AnnAssign | ast.NamedExpr, ctx: Context) -> _Use:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(_is_data(target) for target in targets):
@@ -345,6 +384,8 @@ class DataInsteadOfDetach(Rule):
             for mention in scope.mentions(name)
         ):
             return _Use.NUMPY  # `w = p.data` then `w.numpy()`: the alias goes to NumPy
+        if read and _only_rewrites_data(name, scope.node, after, rebound, scope.uses.reads.get(name, ())):
+            return _Use.PARAMETER  # `w = p.data.double()` then `p.data = w - w.mean()`: a parameter rewritten
         return _Use.KEPT if read or isinstance(scope.node, ast.Module) else _Use.COPIED
 
     def _iterates_gradients(self, receiver: ast.expr, ctx: Context) -> bool:
@@ -398,6 +439,8 @@ class DataInsteadOfDetach(Rule):
                 if _names_data(receiver.slice.value):
                     return False  # `outputs["pitch_target"][0]`: the item is named as data
             receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "forward":
+            return ctx.facts.imports_torch  # `net.forward(x)[-1].data.numpy()`: what a module's forward pass gives
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
@@ -408,6 +451,18 @@ class DataInsteadOfDetach(Rule):
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
+
+
+def _only_rewrites_data(name: str, scope: ast.AST, after: tuple[int, int], rebound: tuple[int, int] | None, reads) -> bool:
+    """Whether every read of ``name`` between ``after`` and ``rebound`` lies in the value of an assignment to
+    ``x.data`` (``p.data = w - w.mean()``): the alias only computes a parameter's new storage out of place."""
+    spans = [
+        (_start(node.value), _end(node.value))
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Assign) and any(_is_data(target) for target in node.targets)
+    ]
+    live = [position for position in reads if after < position and (rebound is None or position < rebound)]
+    return bool(spans) and all(any(start <= position < end for start, end in spans) for position in live)
 
 
 def _start(node: ast.AST) -> tuple[int, int]:
@@ -520,14 +575,14 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = parents.get(id(parent))
             if not (isinstance(call, ast.Call) and call.func is parent):
-                return False
+                return parent.attr in _ARRAY_METADATA  # `.shape`, `.dtype`: only a description leaves
             if parent.attr in _PYTHON_VALUE_METHODS or parent.attr == "copy":
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex"):
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex", "len"):
                 return True
             if ctx.qualname(parent.func) not in _COPYING_CALLS:
                 return False
@@ -537,8 +592,24 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             return False
 
 
-def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) -> bool:
-    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot."""
+def _on_self(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _enclosing_class(ctx: Context) -> ast.ClassDef | None:
+    classes = [node for node in ctx.facts.definitions.get(ctx.state.class_name or "", ()) if isinstance(node, ast.ClassDef)]
+    return classes[0] if len(classes) == 1 else None
+
+
+def _class_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    methods = [node for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    return methods[0] if len(methods) == 1 and not methods[0].decorator_list else None
+
+
+def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context, cls: ast.ClassDef | None = None, hops: int = 0) -> bool:
+    """Whether ``function`` hands ``parameter`` itself (not a copy) to NumPy or to a plot; a method (``cls`` given)
+    also to a TensorBoard writer's ``add_histogram`` / ``add_image``... (which converts it with NumPy), or to
+    another method of its class that does (``hops`` more)."""
     views = {parameter}
     assignments = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
     for _ in range(2):  # a name bound to a view of a view
@@ -555,6 +626,16 @@ def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context) 
         qualname = ctx.qualname(func) or ""
         if (qualname == "torch.Tensor.numpy" or qualname.startswith(_NUMPY_SINKS)) and node.args and _view_base(node.args[0], ctx) in views:
             return True
+        if cls is None or not isinstance(func, ast.Attribute):
+            continue
+        passed = [index for index, arg in enumerate(node.args) if _view_base(arg, ctx) in views]
+        if passed and func.attr in _WRITER_SINKS:
+            return True  # `self._sw.add_histogram(key, histogram, step)`
+        if passed and hops > 0 and _on_self(func) and not any(isinstance(a, ast.Starred) for a in node.args):
+            method = _class_method(cls, func.attr)
+            positional = [*method.args.posonlyargs, *method.args.args][1:] if method is not None else []
+            if method is not None and passed[0] < len(positional) and _converts_to_numpy(method, positional[passed[0]].arg, ctx, cls, hops - 1):
+                return True
     return False
 
 

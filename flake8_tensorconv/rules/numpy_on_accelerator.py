@@ -16,14 +16,26 @@ class NumpyOnAccelerator(Rule):
     the flag that guards every move to the GPU is off (`if use_gpu: x =
     x.cuda()` ... `x.numpy() if not use_gpu else x.cpu().numpy()`), and where
     the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`).
-    A parameter named or documented as a model's output is evidence only in a
+    A parameter whose device the function itself reads (`torch.zeros(n).to(x.device)`)
+    is expected on any device, a GPU included, unless the callers in the file
+    show where it lives. A parameter named or documented as a model's output is evidence only in a
     function with no caller in the file; where every caller is in the file,
     what they pass decides. As for TCV101, a private function, a prediction
     scored against ground truth it converts too, and a docstring that names a
     property of an output ("shape of the output of the network") are no such
     evidence. An instance of another module's class moved with `.to(device)`
     (`MyNet(3).to(device)`) is a module on that device, so its outputs may be
-    on a GPU; what its other methods return is unknown.
+    on a GPU; what its other methods return is unknown. A module moved in place
+    by a statement (`net.cuda()`, `net.to(device).eval()`) is on that device
+    from there on. So are its parameters
+    and their gradients (`for p in model.parameters(): p.grad.numpy()`), also in
+    a function whose callers in the file pass that module (`model.train()` inside
+    it is the module's method, not a call of a function named `train`). The
+    output of a model called on inputs made on the CPU is on the CPU wherever the
+    call returns (a model on a GPU fails at the call), unless the model may move
+    its inputs: a `DataParallel`, a model whose placement is not known
+    (`device_map=` dispatches inputs), or a class of the file whose `forward`
+    moves something.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises

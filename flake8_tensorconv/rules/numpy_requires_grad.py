@@ -20,7 +20,10 @@ class NumpyRequiresGrad(Rule):
     clip (whatever class of another module it is), a model loaded with
     `X.from_pretrained(...)`, a value that `.backward()` runs through, and the
     layer output a function registered with `register_forward_hook` receives. A
-    model the file freezes (`.freeze()`, `.requires_grad_(False)`) is none.
+    model the file freezes is none: `.freeze()`, `.requires_grad_(False)` (also
+    after the module's own methods, `m.eval().requires_grad_(False).to(d)`), or
+    a loop whose first statement sets `p.requires_grad = False` on each of its
+    `parameters()`.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
@@ -35,6 +38,14 @@ class NumpyRequiresGrad(Rule):
     off (backward's gradients require grad only in a double backward, which
     the file would ask for with `create_graph=True`). Results of `&`, `|`, `^`,
     `~` and shifts are integer or bool tensors, which never require grad.
+    Framework code that runs with grad off is silent too: a LightningModule's
+    evaluation and prediction hooks (`validation_step`, `test_step`,
+    `predict_step`, their `*_epoch_end`, `on_*_start` / `_end` / `_epoch_*` /
+    `_batch_*` hooks), where the class derives from Lightning's
+    `LightningModule`, from a project base named `...LightningModule`, or
+    defines `configure_optimizers`, a hook only Lightning calls; and the
+    methods of a `torch.optim.Optimizer` subclass (the parameter update and its
+    state, which torch's optimizers run under `no_grad`).
 
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:

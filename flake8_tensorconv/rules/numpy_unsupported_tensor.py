@@ -38,7 +38,9 @@ class NumpyUnsupportedTensor(Rule):
     Flags `.numpy()` on a tensor that NumPy cannot represent: a bfloat16,
     float8 or complex32 tensor (`.bfloat16()`, `dtype=torch.bfloat16`), a sparse
     tensor (`.to_sparse()`), or a lazy conjugate / negative view of a complex
-    tensor (`.conj()`, `.mH`, `.adjoint()`, `.conj().imag`).
+    tensor (`.conj()`, `.mH`, `.adjoint()`, `.conj().imag`). A reinterpreting
+    view to another dtype (`t.view(torch.int16)` of a bfloat16 tensor) has the
+    new dtype, so it is not reported when NumPy has that dtype.
 
     ## Why is this bad?
     The call always raises. NumPy has no bfloat16, float8 or complex32:

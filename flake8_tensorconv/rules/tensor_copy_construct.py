@@ -25,6 +25,11 @@ class TensorCopyConstruct(Rule):
     (`NonTensorData`): there `x` is a `C`, whatever its annotation says. Nor is
     a parameter annotated `Tensor` that its function hands (or a slice of it)
     to `torch.from_numpy`, which accepts only arrays: the code says it is an array.
+    Nor is a value in a branch where a test says it is a NumPy array
+    (`type(x).__name__ == "ndarray"`, `type(x) is np.ndarray`, `isinstance(x,
+    np.ndarray)`): whenever that branch runs it is one. The total norm that
+    `torch.nn.utils.clip_grad_norm_` returns is a tensor, also when a caller in
+    the file hands it over in a tuple.
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it

@@ -5,7 +5,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability
-from flake8_tensorconv.rules._in_place_writes import InPlaceWrite, in_place_writes, is_basic_index, used_after_write
+from flake8_tensorconv.rules._in_place_writes import (
+    InPlaceWrite,
+    caller_reads_argument,
+    in_place_writes,
+    is_basic_index,
+    used_after_write,
+)
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
 from flake8_tensorconv.values import Device, Kind
 
@@ -50,9 +56,14 @@ class WriteThroughSharedArray(Rule):
     Flags in-place writes (`a[...] = v`, `a += 1`, `np.copyto(a, ...)`,
     `a.fill(...)`, `a.sort()`, `out=a`) into an array made by `t.numpy()`,
     `t.detach().cpu().numpy()` or `np.asarray(t)` while the tensor `t` is still
-    used afterwards, before its name is bound to another tensor (or belongs to the
-    caller: a parameter, also when the array is bound to the parameter's own name,
-    `x = x.detach().numpy()`). An array made from one item, `preds[0].numpy()`,
+    used afterwards, before its name is bound to another tensor. A parameter's
+    tensor (also when the array is bound to the parameter's own name, `x =
+    x.detach().numpy()`) belongs to the caller: the write is reported where a
+    caller in the file reads what it passed after the call (or passes it again on
+    the next pass of a loop). A temporary (`f(model(x))`,
+    `dets = f(dets)`, a name the caller never reads again) changes nothing anyone
+    reads, and where no caller is in sight nothing shows a reader, so neither is
+    reported. An array made from one item, `preds[0].numpy()`,
     is not read back through another constant item (`preds[1]`). A dtype cast
     in the chain (`t.detach().float().numpy()`) returns the tensor itself when the
     dtype already matches: where that dtype is not known the write is reported as
@@ -144,7 +155,9 @@ class WriteThroughSharedArray(Rule):
         caller_owns = scope.is_parameter(tensor_name) and (own_name or not scope.before(tensor_name, first.call))
         items = {conversion.item for conversion in conversions}
         item = items.pop() if len(items) == 1 else None
-        if not (caller_owns or used_after_write(tensor_name, write.statement, ctx, item)):
+        # After `x = x.numpy()` the name holds the array: only a caller can read the tensor again.
+        read_here = not own_name and used_after_write(tensor_name, write.statement, ctx, item)
+        if not (read_here or (caller_owns and caller_reads_argument(tensor_name, ctx))):
             return
         array_name = write.name.id
         casts = [conversion.cast for conversion in conversions if conversion.cast is not None]
