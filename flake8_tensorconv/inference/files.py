@@ -177,17 +177,47 @@ class FileFacts:
         self.classes_used_in_file: dict[str, bool] = {}
         # (class name, attribute) -> what methods other than __init__ store on ``self`` under that name, when known.
         self.method_stores: dict[tuple[str, str], Value | None] = {}
+        # id of a function -> the names it binds on ``self`` (``self_stores``).
+        self._self_stores: dict[int, frozenset[str]] = {}
+        # class name -> ``stored_outside_init``.
         self._stored_outside_init: dict[str, frozenset[str]] = {}
+        # Whether a `for` clause of the file may bind an attribute of `self` (`for self.i in ...`, also in a
+        # comprehension), read from the text once: where none can, ``self_stores`` looks at statements' targets only.
+        self._self_for_targets: bool | None = None
+
+    def self_stores(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """Names that ``function`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``), worked
+        out once per function: the class's storage facts, `__init__`'s and the other methods' stores all ask."""
+        found = self._self_stores.get(id(function))
+        if found is None:
+            if self._self_for_targets is None:
+                self._self_for_targets = self.text is None or _SELF_FOR_TARGET.search(self.text) is not None
+            nodes = ast.walk(function) if self._self_for_targets else _target_nodes(function)
+            found = frozenset(
+                node.attr
+                for node in nodes
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+            )
+            self._self_stores[id(function)] = found
+        return found
+
+    def stored_outside_init_of(self, cls: ast.ClassDef) -> frozenset[str]:
+        """Names that a method of ``cls`` other than ``__init__`` binds on ``self``."""
+        return frozenset().union(
+            *(
+                self.self_stores(method)
+                for method in cls.body
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
+            )
+        )
 
     def stored_outside_init(self, class_name: str) -> frozenset[str]:
-        """Names that a method of the file's class ``class_name`` other than ``__init__`` binds on ``self``, worked out
-        once per class when first asked."""
+        """Names that a method of the file's class ``class_name`` (defined once) other than ``__init__`` binds on
+        ``self``, worked out once per class when first asked."""
         found = self._stored_outside_init.get(class_name)
         if found is None:
-            from flake8_tensorconv.inference.modules import _stored_outside_init
-
             classes = [node for node in self.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-            found = frozenset(_stored_outside_init(classes[0])) if len(classes) == 1 else frozenset()
+            found = self.stored_outside_init_of(classes[0]) if len(classes) == 1 else frozenset()
             self._stored_outside_init[class_name] = found
         return found
 
@@ -384,6 +414,33 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef
         helpers[name] = node
     # Whether one is a generator (a walk of its body) is looked at only when a call of it is walked.
     return LazyByName(helpers, lambda name: None if _is_generator(helpers[name], facts) else helpers[name])
+
+
+# A `for` whose target names an attribute of `self` (`for self.i in range(n)`, `[... for self.x in xs]`).
+_SELF_FOR_TARGET = re.compile(r"\bfor\b[^\n]*?\bself\s*\.")
+
+
+def _target_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of what the statements of ``function`` (nested ones too) bind: assignment, augmented and annotated
+    assignment targets, `for` targets and `with ... as` targets; the expressions they compute are not looked into."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        statement = stack.pop()
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.Assign):
+            targets = list(statement.targets)
+        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+        for target in targets:
+            yield from ast.walk(target)
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(statement, field, ()))
+        for handler in getattr(statement, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(statement, "cases", ()):
+            stack.extend(case.body)
 
 
 def _is_generator(function: ast.FunctionDef, facts: FileFacts) -> bool:

@@ -167,7 +167,7 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
             for target, made in storage.items():
                 if made and target not in attributes:
                     if stored_elsewhere is None:
-                        stored_elsewhere = _stored_outside_init(cls)
+                        stored_elsewhere = facts.stored_outside_init_of(cls)
                     if target not in stored_elsewhere:
                         values = [value for name, value in interpreter.attribute_stores if name == target]
                         joined = values[0]
@@ -175,17 +175,6 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                             joined = join(joined, value)
                         attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
     return attributes
-
-
-def _stored_outside_init(cls: ast.ClassDef) -> set[str]:
-    """Names of ``self`` attributes that a method other than ``__init__`` binds (``self.x = ...``, ``self.x += ...``)."""
-    return {
-        node.attr
-        for method in cls.body
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name != "__init__"
-        for node in ast.walk(method)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
-    }
 
 
 # Calls that give a module parameters or submodules other than by `self.x = ...`.

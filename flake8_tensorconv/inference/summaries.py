@@ -744,7 +744,7 @@ class SummariesMixin:
             return None
         storing = [
             method for method in classes[0].body
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in _self_stores_in(method)
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in self.facts.self_stores(method)
         ]
         if not storing or any(method.name == "__init__" and not _stores_only_none(method, name) for method in storing):
             return None
@@ -916,15 +916,6 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
         return None
     return method
-
-
-def _self_stores_in(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names that ``method`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``)."""
-    return {
-        node.attr
-        for node in ast.walk(method)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
-    }
 
 
 def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
