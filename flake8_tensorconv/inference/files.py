@@ -417,7 +417,7 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef
 
 
 # A `for` whose target names an attribute of `self` (`for self.i in range(n)`, `[... for self.x in xs]`).
-_SELF_FOR_TARGET = re.compile(r"\bfor\b[^\n]*?\bself\s*\.")
+_SELF_FOR_TARGET = re.compile(r"\bfor\b(?:(?!\bin\b)[^\n])*?\bself\s*\.")
 
 
 def _target_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
