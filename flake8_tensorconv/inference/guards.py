@@ -153,7 +153,7 @@ class GuardsMixin:
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
             subject, classes = test.args
             if isinstance(subject, ast.Name):
-                names = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+                names = _class_alternatives(classes)
                 qualnames = [self.facts.qualname(c) for c in names]
                 if len(qualnames) == 1 and qualnames[0] in K.TENSOR_CLASSES:
                     # Not a torch.Tensor: not a tensor at all (not a Parameter says nothing).
@@ -331,6 +331,16 @@ def _on_host(env: Env, applies: Callable[[Value], bool]) -> None:
     for name, value in env.items():
         if value.device in (Device.ACCELERATOR, Device.MAYBE) and applies(value):
             env[name] = value.with_(device=Device.CPU, device_origin=None)
+
+
+def _class_alternatives(node: ast.expr) -> list[ast.expr]:
+    """The classes an ``isinstance`` test accepts: a tuple's items and a PEP 604 union's operands
+    (``(np.ndarray, list)``, ``np.ndarray | list``, nested), each as its own expression."""
+    if isinstance(node, ast.Tuple):
+        return [part for element in node.elts for part in _class_alternatives(element)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _class_alternatives(node.left) + _class_alternatives(node.right)
+    return [node]
 
 
 def _out_of_sight_class(qualname: str | None) -> bool:

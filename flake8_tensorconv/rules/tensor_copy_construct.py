@@ -27,7 +27,10 @@ class TensorCopyConstruct(Rule):
     to `torch.from_numpy`, which accepts only arrays: the code says it is an array.
     Nor is a value in a branch where a test says it is a NumPy array
     (`type(x).__name__ == "ndarray"`, `type(x) is np.ndarray`, `isinstance(x,
-    np.ndarray)`): whenever that branch runs it is one. The total norm that
+    np.ndarray)`): whenever that branch runs it is one. An `isinstance` test
+    with several classes, as a tuple (`(np.ndarray, list)`) or a PEP 604 union
+    (`np.ndarray | list`), counts like one class: where none of them is a tensor
+    class, its branch sees no tensor. The total norm that
     `torch.nn.utils.clip_grad_norm_` returns is a tensor, also when a caller in
     the file hands it over in a tuple.
 
