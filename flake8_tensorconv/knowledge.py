@@ -156,6 +156,9 @@ ALIASING_METHODS = frozenset(
     "unbind split chunk tensor_split hsplit vsplit dsplit real imag requires_grad_ pin_memory share_memory_ "
     "float double half bfloat16 cfloat cdouble chalf long int short char byte bool numpy".split()
 )
+# Methods whose result is the receiver's own values in another shape, dtype or place (one value, not a
+# sequence): what holds no grad gives a result that holds none.
+GRAD_KEEPING_METHODS = (SHAPE_METHODS | ALIASING_METHODS) - SPLITTING_METHODS - {"hsplit", "vsplit", "dsplit", "requires_grad_", "numpy"}
 ALIASING_ATTRIBUTES = frozenset("data T mT H mH real imag".split())
 # torch functions whose result may share their first argument's memory.
 ALIASING_FUNCTIONS = frozenset(

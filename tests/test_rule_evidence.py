@@ -606,3 +606,19 @@ class Trainer:
 )
 def test_data_instead_of_detach_follows_the_alias_and_needs_something_to_hide(code, expected):
     assert findings(code) == expected
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # A dataset's stored data stays data through casts, views and arithmetic with numbers...
+        ("x = testset.data[:5].view(-1, 784).type(torch.FloatTensor) / 255.\nx.data.numpy()\n", []),
+        ("x = (testset.data.contiguous() - 127.5) * 2\nx.data.numpy()\n", []),
+        # ... but not where an operand of unknown grad joins it, nor for a cast of what requires grad.
+        ("def f(scale):\n    x = testset.data / scale\n    return x.data.numpy()\n", ["TCV104"]),
+        ("w = torch.ones(2, requires_grad=True)\nx = w.type(torch.FloatTensor) / 255.\nx.data.numpy()\n", ["TCV104"]),
+    ],
+)
+def test_dataset_data_stays_grad_free_through_what_adds_no_grad(code, expected):
+    header = "import torch\nfrom torchvision import datasets\ntestset = datasets.MNIST(root='.', train=False)\n"
+    assert [code for _, code, _ in findings(header + code)] == expected

@@ -428,6 +428,9 @@ class CallsMixin:
             # What is known of grad (none, or a caller's risk) holds for the reshaped value too.
             return Value(grad=receiver.grad, device=receiver.device, dtype=receiver.dtype,
                          grad_origin=receiver.grad_origin, device_origin=receiver.device_origin)
+        if name in K.GRAD_KEEPING_METHODS and receiver.grad is Grad.NO:
+            # `images.type(torch.FloatTensor)`, `.contiguous()`: a cast or a view of what holds no grad holds none.
+            return Value(grad=Grad.NO)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN

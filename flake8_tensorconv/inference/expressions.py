@@ -332,6 +332,9 @@ class ExpressionsMixin:
                 return ndarray(shares_with=left.shares_with if in_place else None, facts=frozenset({arrays.MAYBE_SCALAR}) if maybe_scalar else frozenset())
             if all(value.kind in (Kind.NUMBER, Kind.STRING, Kind.OTHER) for value in operands):
                 return left if left.kind is right.kind else OTHER
+            if all(_grad_free_data(value) for value in operands):
+                # `images / 255.`, `batch - mean` (data, numbers): arithmetic makes no grad that no operand had.
+                return Value(grad=Grad.NO)
             return UNKNOWN
         # `t * scale`: a caller's `scale` is no evidence of a tensor that requires grad.
         tensors = grad_operands([], operands)
@@ -424,6 +427,11 @@ class ExpressionsMixin:
         container = annotation.value if isinstance(annotation, ast.Subscript) else annotation
         name = (self.facts.qualname(container) or getattr(container, "id", "")).rpartition(".")[2]
         return name.lower() in _CONTAINER_ANNOTATIONS
+
+
+def _grad_free_data(value: Value) -> bool:
+    """A number, or a value of unknown kind known to hold no grad and nothing else (a dataset's stored data)."""
+    return value.kind is Kind.NUMBER or (value.kind is Kind.UNKNOWN and value.grad is Grad.NO and not value.facts)
 
 
 def concatenated(left: Value, right: Value) -> Value:

@@ -91,7 +91,9 @@ class DataInsteadOfDetach(Rule):
     saved `self.gradients`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
-    `next(iter(loader))`), a dataset's stored data, storage that `__init__`
+    `next(iter(loader))`), a dataset's stored data (also sliced, reshaped, cast
+    with `.type(torch.FloatTensor)` or `.float()`, or combined with numbers
+    and noise: what cannot add grad keeps it data), storage that `__init__`
     allocates with a factory or a legacy constructor (of a module-level
     constant too) and no other method rebinds (a replay buffer's),
     the output of a model of the file whose weights are plain tensors (no
