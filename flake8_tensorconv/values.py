@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 
@@ -235,6 +235,14 @@ def join(a: Value, b: Value) -> Value:
         device_origin=device_origin_of((a, b)),
         array_origin=a.array_origin if a.array_origin is not None else b.array_origin,
     )
+
+
+def join_all(values: Sequence[Value]) -> Value:
+    """What one of ``values`` (at least one) holds, not knowing which: their ``join``."""
+    joined = values[0]
+    for value in values[1:]:
+        joined = join(joined, value)
+    return joined
 
 
 def same(a: Value, b: Value) -> bool:

@@ -34,6 +34,7 @@ from flake8_tensorconv.values import (
     device_origin_of,
     grad_origin_of,
     join,
+    join_all,
     ndarray,
     origin,
     same,
@@ -297,11 +298,7 @@ class ExpressionsMixin:
         return join(body, orelse)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        values = [self.eval(value) for value in node.values]
-        result = values[0]
-        for value in values[1:]:
-            result = join(result, value)
-        return result
+        return join_all([self.eval(value) for value in node.values])
 
     def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
         value = self.eval(node.value)

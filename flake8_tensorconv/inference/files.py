@@ -201,6 +201,11 @@ class FileFacts:
             self._self_stores[id(function)] = found
         return found
 
+    def class_defined_once(self, name: str) -> ast.ClassDef | None:
+        """The file's class ``name``, where the file defines it exactly once (a name defined twice is not known)."""
+        classes = [node for node in self.definitions.get(name, ()) if isinstance(node, ast.ClassDef)]
+        return classes[0] if len(classes) == 1 else None
+
     def stored_outside_init_of(self, cls: ast.ClassDef) -> frozenset[str]:
         """Names that a method of ``cls`` other than ``__init__`` binds on ``self``."""
         return frozenset().union(
@@ -216,8 +221,8 @@ class FileFacts:
         ``self``, worked out once per class when first asked."""
         found = self._stored_outside_init.get(class_name)
         if found is None:
-            classes = [node for node in self.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-            found = self.stored_outside_init_of(classes[0]) if len(classes) == 1 else frozenset()
+            cls = self.class_defined_once(class_name)
+            found = self.stored_outside_init_of(cls) if cls is not None else frozenset()
             self._stored_outside_init[class_name] = found
         return found
 

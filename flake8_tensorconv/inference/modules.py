@@ -26,6 +26,7 @@ from flake8_tensorconv.values import (
     device_origin_of,
     grad_origin_of,
     join,
+    join_all,
     origin,
     tensor,
 )
@@ -169,10 +170,7 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                     if stored_elsewhere is None:
                         stored_elsewhere = facts.stored_outside_init_of(cls)
                     if target not in stored_elsewhere:
-                        values = [value for name, value in interpreter.attribute_stores if name == target]
-                        joined = values[0]
-                        for value in values[1:]:
-                            joined = join(joined, value)
+                        joined = join_all([value for name, value in interpreter.attribute_stores if name == target])
                         attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
     return attributes
 
@@ -186,10 +184,9 @@ def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
     settings on ``self`` (literals, and parameters of its methods whose defaults are literals): it has no
     parameters, so what it computes requires grad only where its inputs do (a dequantisation, a fixed transform).
     """
-    classes = [node for node in facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-    if len(classes) != 1 or not classes[0].bases:
+    cls = facts.class_defined_once(class_name)
+    if cls is None or not cls.bases:
         return False
-    cls = classes[0]
     if any(facts.qualname(base) != "torch.nn.Module" for base in cls.bases) or cls.keywords or cls.decorator_list:
         return False
     for statement in cls.body:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod, root_name
-from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, origin
+from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, join_all, origin
 
 if TYPE_CHECKING:
     from flake8_tensorconv.inference.files import FileFacts
@@ -125,8 +125,8 @@ def _holds_instance(facts: FileFacts, receiver: ast.expr, scope: ast.AST, owner:
     if isinstance(receiver, ast.Name):
         values = _bound_values(facts, receiver.id, scope)
     elif isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self" and owner:
-        classes = [node for node in facts.definitions.get(owner, ()) if isinstance(node, ast.ClassDef)]
-        values = list(_self_stores(classes[0], receiver.attr)) if len(classes) == 1 else []
+        cls = facts.class_defined_once(owner)
+        values = list(_self_stores(cls, receiver.attr)) if cls is not None else []
     elif isinstance(receiver, ast.Name | ast.Attribute | ast.Call):
         return False if _made_elsewhere(facts, receiver) else None
     else:
@@ -703,9 +703,7 @@ class SummariesMixin:
         summary.bound_parameters = bound
         summary.literal_parameters = literals
         summary.walk_function(function, class_name=class_name)
-        value = summary.returns[0] if summary.returns else UNKNOWN
-        for other in summary.returns[1:]:
-            value = join(value, other)
+        value = join_all(summary.returns) if summary.returns else UNKNOWN
         return value.with_(shares_with=None)
 
     def eval_default(self, expression: ast.expr) -> Value:
@@ -739,11 +737,11 @@ class SummariesMixin:
         if self.depth >= MAX_DEPTH:
             return None  # not cached: at a shallower depth it may be worked out
         known[key] = None  # a read while summarising: out of sight
-        classes = [node for node in self.facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-        if len(classes) != 1:
+        cls = self.facts.class_defined_once(class_name)
+        if cls is None:
             return None
         storing = [
-            method for method in classes[0].body
+            method for method in cls.body
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in self.facts.self_stores(method)
         ]
         if not storing or any(method.name == "__init__" and not _stores_only_none(method, name) for method in storing):
@@ -778,8 +776,8 @@ class SummariesMixin:
     def _summarise_containers(self, class_name: str) -> dict[str, Value]:
         from flake8_tensorconv.inference.interpreter import Interpreter
 
-        classes = [node for node in self.facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-        if len(classes) != 1:
+        cls = self.facts.class_defined_once(class_name)
+        if cls is None:
             return {}
         items: dict[str, Value] = {}
 
@@ -787,7 +785,7 @@ class SummariesMixin:
             items[name] = join(items[name], item) if name in items else item
 
         lines = self.facts.filled_on_self_lines
-        for method in classes[0].body:
+        for method in cls.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
@@ -906,10 +904,10 @@ def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:
 
 def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | None:
     """The method ``name`` defined once in the file's class ``class_name`` (defined once), undecorated and not a generator."""
-    classes = [node for node in facts.definitions.get(class_name, ()) if isinstance(node, ast.ClassDef)]
-    if len(classes) != 1:
+    cls = facts.class_defined_once(class_name)
+    if cls is None:
         return None
-    methods = [node for node in classes[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
+    methods = [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
     if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list:
         return None
     method = methods[0]

@@ -599,8 +599,7 @@ def _on_self(func: ast.expr) -> bool:
 
 
 def _enclosing_class(ctx: Context) -> ast.ClassDef | None:
-    classes = [node for node in ctx.facts.definitions.get(ctx.state.class_name or "", ()) if isinstance(node, ast.ClassDef)]
-    return classes[0] if len(classes) == 1 else None
+    return ctx.facts.class_defined_once(ctx.state.class_name or "")
 
 
 def _class_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
