@@ -58,3 +58,28 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_the_chained_scan_agrees_with_findall_on_any_text(text: str):
     assert F._chain_findall(F._FROZEN, text, _FROZEN_NEEDLES) == F._FROZEN.findall(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "  ", "\t", "a", "b c", "\u3000", "x:", "\n", "\n", "\r", "\f"]), max_size=30).map("".join))
+def test_docstrings_are_cleaned_as_inspect_cleans_them(text: str):
+    import inspect
+
+    from flake8_tensorconv.inference.summaries import clean_docstring
+
+    assert clean_docstring(text) == inspect.cleandoc(text)
+
+
+def test_a_check_does_not_import_inspect_to_read_a_docstring():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom flake8_tensorconv.config import Settings\nfrom flake8_tensorconv.engine import lint_source\n"
+        "from flake8_tensorconv.source import Source\n"
+        "text = 'import torch\\n\\ndef f(logits, device):\\n    \\'\\'\\'Args:\\n        logits: output of the model\\n    \\'\\'\\'\\n"
+        "    return logits.to(device).numpy()\\n'\n"
+        "lint_source(Source(text=text), Settings())\nprint('inspect' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False"]
