@@ -83,3 +83,31 @@ def test_a_check_does_not_import_inspect_to_read_a_docstring():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False"]
+
+
+def test_attributes_of_self_bound_by_a_for_are_found_in_the_function_that_binds_them():
+    import ast
+    import textwrap
+
+    from flake8_tensorconv.inference.files import analyze_file_facts
+
+    text = textwrap.dedent(
+        """
+        class A:
+            def plain(self, xs):
+                self.a = 1
+                return [x for x in xs]
+
+            @decorate([0 for self.d in range(2)])
+            def loops(self, xs):
+                for self.i in xs:
+                    pass
+                return [0 for self.j in xs]
+        """
+    )
+    for written in (text, text.replace("\n", "\r")):
+        tree = ast.parse(written)
+        facts = analyze_file_facts(tree, written)
+        plain, loops = (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef))
+        assert facts.self_stores(plain) == {"a"}
+        assert facts.self_stores(loops) == {"d", "i", "j"}

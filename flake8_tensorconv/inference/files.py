@@ -234,18 +234,17 @@ class FileFacts:
         self._self_stores: dict[int, frozenset[str]] = {}
         # class name -> ``stored_outside_init``.
         self._stored_outside_init: dict[str, frozenset[str]] = {}
-        # Whether a `for` clause of the file may bind an attribute of `self` (`for self.i in ...`, also in a
-        # comprehension), read from the text once: where none can, ``self_stores`` looks at statements' targets only.
-        self._self_for_targets: bool | None = None
+        # The lines where a `for` clause may bind an attribute of `self` (`for self.i in ...`, also in a comprehension),
+        # read from the text once (None: not yet; [0]: line numbers unknown, every function counts): a function without
+        # one in its lines is looked at for its statements' targets only (``self_stores``).
+        self._self_for_target_lines: list[int] | None = None
 
     def self_stores(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
         """Names that ``function`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``), worked
         out once per function: the class's storage facts, `__init__`'s and the other methods' stores all ask."""
         found = self._self_stores.get(id(function))
         if found is None:
-            if self._self_for_targets is None:
-                self._self_for_targets = self.text is None or _SELF_FOR_TARGET.search(self.text) is not None
-            nodes = ast.walk(function) if self._self_for_targets else _target_nodes(function)
+            nodes = ast.walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
             found = frozenset(
                 node.attr
                 for node in nodes
@@ -253,6 +252,24 @@ class FileFacts:
             )
             self._self_stores[id(function)] = found
         return found
+
+    def _may_bind_self_in_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether a `for` written in the lines of ``function`` (decorators included) may bind an attribute of `self`.
+        Asked per function rather than per file: one such `for` in a file (or in its prose) made every method of
+        the file walked whole, a sixth of the analysis of torch's trigger files under a profiler."""
+        lines = self._self_for_target_lines
+        if lines is None:
+            text = self.text
+            if text is None or "\r" in text:  # lines not numbered as the parser numbers them
+                lines = [0]
+            else:
+                lines = [bisect.bisect_right(self.line_starts, match.start()) for match in _SELF_FOR_TARGET.finditer(text)]
+            self._self_for_target_lines = lines
+        if lines == [0]:
+            return True
+        first = min([function.lineno, *(decorator.lineno for decorator in function.decorator_list)])
+        index = bisect.bisect_left(lines, first)
+        return index < len(lines) and lines[index] <= (function.end_lineno or function.lineno)
 
     def class_defined_once(self, name: str) -> ast.ClassDef | None:
         """The file's class ``name``, where the file defines it exactly once (a name defined twice is not known)."""
