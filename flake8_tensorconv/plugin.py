@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from flake8_tensorconv import __version__
 from flake8_tensorconv.config import FIX_STYLES, Settings
-
-_T = TypeVar("_T")
 
 # flake8 reports syntax errors itself (E999): TCV001 belongs to the command line only.
 _CLI_ONLY = frozenset({"TCV001"})
@@ -73,7 +70,8 @@ class TensorConvChecker:
 
             if not needs_parse(text, rules):
                 return
-            findings = _without_collections(lambda: lint_source(Source(text=text), self.settings, rules, tree=self.tree, honour_noqa=False, prefiltered=True))
+            # The engine pauses Python's cyclic garbage collector during the analysis (engine.run_rules).
+            findings = lint_source(Source(text=text), self.settings, rules, tree=self.tree, honour_noqa=False, prefiltered=True)
         except Exception as error:  # report it on this file, don't abort flake8's run
             if "TCV002" in codes:
                 yield 1, 0, f"TCV002 internal error in flake8-tensorconv, this file was not checked: {type(error).__name__}: {error}", type(self)
@@ -83,22 +81,6 @@ class TensorConvChecker:
             fix = f" (fix: {finding.fix.message})" if finding.fix is not None else ""
             marker = " [*]" if finding.fix is not None else ""
             yield finding.start.line, finding.start.column, f"{finding.code}{marker} {finding.message}{fix}", type(self)
-
-
-def _without_collections(analyse: Callable[[], _T]) -> _T:
-    """``analyse()`` with Python's cyclic garbage collector paused, as the command line runs with it rarely.
-
-    The analysis of a file makes many short-lived objects, a few of them in reference cycles: in flake8's process
-    every 700 allocations started a collection of the young objects, every tenth of those an older generation's, and
-    now and then one walked everything flake8 holds. Paused for one file at a time, the cycles are freed by the
-    first collection after it (the host's setting is left as it was: a paused collector stays paused)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return analyse()
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _all_codes() -> list[tuple[str, bool]]:

@@ -129,13 +129,13 @@ def test_the_garbage_collector_is_paused_during_an_analysis_and_left_as_it_was(m
     from flake8_tensorconv import engine
 
     seen: list[bool] = []
-    run_rules = engine.run_rules
+    walk_deeply = engine.walk_deeply
 
-    def watching(*args: object, **kwargs: object) -> list:
+    def watching(*args: object, **kwargs: object) -> None:
         seen.append(gc.isenabled())
-        return run_rules(*args, **kwargs)
+        walk_deeply(*args, **kwargs)
 
-    monkeypatch.setattr("flake8_tensorconv.engine.run_rules", watching)
+    monkeypatch.setattr("flake8_tensorconv.engine.walk_deeply", watching)
     plugin.TensorConvChecker.parse_options(_options())
     source = "import torch\nx = torch.ones(3, requires_grad=True).numpy()\n"
     assert gc.isenabled()
