@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.values import Kind
+from flake8_tensorconv.values import Grad, Kind
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
@@ -91,3 +91,14 @@ def holds_gradients(node: ast.expr, ctx: Context) -> bool:
     if isinstance(node, ast.Attribute) and name == "grad":
         return True
     return "grad" in name.lower() and ctx.value(node).kind is not Kind.TENSOR
+
+
+def grad_free_as_called(node: ast.expr, ctx: Context) -> bool:
+    """Whether ``node`` holds no grad when its function runs as the other modules of the package call it: under
+    `no_grad` / `inference_mode` everywhere, or given values without grad. Asked only before a finding is reported
+    (the package is read then, see ``Context.elsewhere``)."""
+    known = ctx.elsewhere(node)
+    if known is None:
+        return False
+    value, grad_enabled = known
+    return not grad_enabled or value.grad is Grad.NO or value.is_integer or value.kind not in (Kind.TENSOR, Kind.UNKNOWN)

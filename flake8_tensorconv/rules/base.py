@@ -73,6 +73,7 @@ class Context:
         interpreter: Interpreter,
         settings: Settings,
         enabled_codes: frozenset[str] = frozenset(),
+        path: str | None = None,
     ) -> None:
         self.source = source
         self.facts = facts
@@ -85,6 +86,12 @@ class Context:
         from flake8_tensorconv.inference.bindings import ScopeIndex  # a Context exists only where inference runs
 
         self._scopes = ScopeIndex()
+        # The file on disk whose package ``elsewhere`` may read (None: stdin, a notebook), and the files it read
+        # (path -> content hash): a result cache keeps the findings only while those stay the same.
+        self.path = path
+        self.dependencies: dict[str, str] = {}
+        self._elsewhere: dict[int, tuple[dict[int, Value], dict[int, bool]] | None] = {}
+        self._own_facts: FileFacts | None = None
 
     # -------------------------------------------------------------- knowledge
     def value(self, node: ast.expr) -> Value:
@@ -107,6 +114,67 @@ class Context:
     def used_after(self, name: str, node: ast.AST) -> bool:
         """Whether ``name`` is read after ``node`` in the enclosing function."""
         return self.scope.read_after(name, node)
+
+    def elsewhere(self, node: ast.expr) -> tuple[Value, bool] | None:
+        """What ``node`` holds, and the grad mode there, when the function being walked runs as the other modules
+        of the package call it; None where the file's own callers decide (or the package says nothing).
+
+        Asked only by a rule about to report a finding that rests on the function's callers (a parameter, the
+        grad mode): the package is read then, never while the file is walked (inference/package.py)."""
+        function, class_name = self.state.function, self.state.class_name
+        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        key = id(function)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self._walk_as_called(function, class_name)
+        walked = self._elsewhere[key]
+        if walked is None or id(node) not in walked[0]:
+            return None
+        values, modes = walked
+        return values[id(node)], modes.get(id(node), True)
+
+    def _walk_as_called(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None
+    ) -> tuple[dict[int, Value], dict[int, bool]] | None:
+        from flake8_tensorconv.inference.summaries import callable_from_other_modules
+
+        tree = self.facts.tree
+        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
+        if function not in (owner.body if owner is not None else tree.body):
+            return None  # a nested function or a method of a nested class: its callers are its enclosing code's
+        if self.facts.caller_summaries.get(id(function)) is not None and not callable_from_other_modules(self.facts, function, class_name):
+            return None  # the file's callers are all its callers, and the walk followed them
+        from flake8_tensorconv.engine import walk_deeply
+        from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
+        from flake8_tensorconv.inference.package import oracle_for
+
+        oracle = oracle_for(self.path)
+        if oracle is None:
+            return None
+        if self._own_facts is None:
+            # The same tree (node ids are the same), with caches of its own: the walk that rules listen to is untouched.
+            self._own_facts = analyze_file_facts(tree, self.facts.text)
+        facts = self._own_facts
+        answer = oracle.callers(facts, function, class_name)
+        self.dependencies.update(answer.dependencies)
+        if answer.summary is None:
+            return None
+        facts.caller_summaries[id(function)] = answer.summary
+        if class_name is not None:
+            facts.classes_used_in_file[class_name] = True  # the package's calls are the method's calls
+        modes: dict[int, bool] = {}
+
+        def listener(node: ast.AST, state: State) -> None:
+            modes[id(node)] = modes.get(id(node), False) or state.grad_enabled
+
+        interpreter = Interpreter(facts, listener=listener)
+        env = {} if class_name is not None else dict(interpreter._module_names())
+        interpreter.state = State(env=env, grad_enabled=answer.summary.grad_enabled, function=owner or function, class_name=class_name)
+        try:
+            walk_deeply(lambda: interpreter.walk_function(function, class_name))
+        except Exception:  # noqa: BLE001 - a walk that fails gives no evidence; the finding stands
+            return None
+        return interpreter.values, modes
 
     # -------------------------------------------------------------- positions and text
     def start(self, node: ast.AST) -> Position:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
 
@@ -238,6 +238,8 @@ class CpuBeforeDetach(Rule):
         return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
 
     def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
+        if grad_free_as_called(receiver, ctx):
+            return  # the package's callers run the function without grad, or pass what has none
         safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=True, device=False)
         fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)

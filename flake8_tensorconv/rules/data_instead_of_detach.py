@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
@@ -206,6 +206,8 @@ class DataInsteadOfDetach(Rule):
                 return  # no step that makes the tensor require grad to name
             if _is_leaf(receiver, value) and not self._graph_then_backward(node, ctx):
                 return
+            if grad_free_as_called(receiver, ctx):
+                return  # the package's callers run the function without grad, or pass what has none
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
@@ -213,6 +215,8 @@ class DataInsteadOfDetach(Rule):
             (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
         ):
             return
+        if grad_free_as_called(receiver, ctx):
+            return  # the package's callers run the function without grad, or pass what has none
         safe = known and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, numpy_call
+from flake8_tensorconv.rules._receivers import grad_free_as_called
 from flake8_tensorconv.rules.base import Context, Rule
 
 
@@ -83,7 +84,7 @@ class NumpyRequiresGrad(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = numpy_call(node, ctx)
-        if call is None or not call.grad_risk(ctx):
+        if call is None or not call.grad_risk(ctx) or grad_free_as_called(call.receiver, ctx):
             return
         # The `.cpu()` part is the device rule's fix where that rule reports this call too.
         fix = call.fix(ctx, detach=True, cpu=call.device_risk() and not device_rule_reports(call, ctx))

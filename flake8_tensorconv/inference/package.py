@@ -1,0 +1,333 @@
+"""Facts from the other modules of a package, asked for only by a would-be finding.
+
+Nothing here runs while a file is walked. A rule that is about to report a finding whose risk
+rests on what the file cannot settle (a function or method with no caller in the file, or one
+whose class other modules build) asks :class:`PackageOracle` one question: how do the package's
+callers run it? The oracle lists the package's files once per process, keeps their texts while
+their size and mtime stay the same, reads only the files whose text writes the function's name,
+parses and walks (as far as the calls) only those, and answers with a
+:class:`~flake8_tensorconv.inference.summaries.CallerSummary`: what the calls pass and whether
+grad mode is on at one of them at least. The rule's context then walks the function once more
+with that summary (``Context.elsewhere``).
+
+Bounds: the package is the chain of folders holding ``__init__.py`` above the file (a loose
+script: its own folder, not below); a package of more than MAX_PACKAGE_FILES files (a
+framework's own tree, such as torch) is never worked across; a file larger than MAX_FILE_BYTES
+is not read; a function called from more than MAX_SITES places is out of sight. Text with no
+file (stdin, a notebook) has no package. Every file an answer was read from, and the package's
+list of files, is a dependency with its content hash, so that a result cache can tell when a
+finding went stale (:func:`dependency_digest`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING, NamedTuple
+
+from flake8_tensorconv import knowledge as K
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.files import FileFacts
+    from flake8_tensorconv.inference.summaries import CallerSummary
+
+MAX_PACKAGE_FILES = 300
+MAX_FILE_BYTES = 200_000
+# A function called from more places than this is out of sight: the package uses it everywhere.
+MAX_SITES = 16
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
+
+
+class _Loaded(NamedTuple):
+    stamp: tuple[int, int]  # (size, mtime_ns) when read
+    digest: str
+    text: str | None  # None: too large or undecodable
+    facts: FileFacts | None  # parsed on first need; None until then (or when it does not parse)
+    parsed: bool
+
+
+class Answer(NamedTuple):
+    """What the package says of a function's callers: None where they are not all in sight."""
+
+    summary: CallerSummary | None
+    dependencies: dict[str, str]  # path (or a package's listing key) -> content hash
+
+
+# Per process: path -> what was read there (the stamp tells when the file changed since).
+_FILES: dict[str, _Loaded] = {}
+# Per process: listing key -> (folder stamps, files or None when too many).
+_LISTINGS: dict[str, tuple[tuple[tuple[str, int | None], ...], tuple[str, ...] | None]] = {}
+# Per process: (listing key, digests of the files read, function key) -> answer.
+_ANSWERS: dict[tuple, Answer] = {}
+
+
+def digest_of(raw: bytes) -> str:
+    from flake8_tensorconv.cache import content_digest  # hashlib: paid only where a package is read
+
+    return content_digest(raw)
+
+
+def _read(path: str) -> _Loaded | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    stamp = (status.st_size, status.st_mtime_ns)
+    loaded = _FILES.get(path)
+    if loaded is not None and loaded.stamp == stamp:
+        return loaded
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    text = None
+    if len(raw) <= MAX_FILE_BYTES:
+        from flake8_tensorconv.source import SourceError, decode
+
+        try:
+            text = decode(raw).normalized
+        except SourceError:
+            text = None
+    loaded = _FILES[path] = _Loaded(stamp, digest_of(raw), text, None, False)
+    return loaded
+
+
+def _facts(path: str, loaded: _Loaded) -> FileFacts | None:
+    """The file facts of a package file, parsed once per process and content."""
+    current = _FILES.get(path)
+    if current is not None and current.digest == loaded.digest:
+        loaded = current
+    if loaded.parsed or loaded.text is None:
+        return loaded.facts
+    from flake8_tensorconv.inference.files import analyze_file_facts
+
+    try:
+        facts = analyze_file_facts(ast.parse(loaded.text), loaded.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        facts = None
+    _FILES[path] = loaded._replace(facts=facts, parsed=True)
+    return facts
+
+
+def _top_package(folder: str) -> str | None:
+    """The outermost folder of the ``__init__.py`` chain that holds ``folder``, or None."""
+    top = None
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        top = folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return top
+
+
+def _folder_stamp(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _listing_key(root: str, recursive: bool) -> str:
+    """How a package's list of files is named among the dependencies: its folder, with ``*.py`` when not recursive."""
+    return root + os.sep + ("" if recursive else "*.py")
+
+
+def _package_files(root: str, recursive: bool, fresh: bool = False) -> tuple[str, ...] | None:
+    """The package's ``.py`` files (None: more than MAX_PACKAGE_FILES), kept while no folder of it changes."""
+    key = _listing_key(root, recursive)
+    known = _LISTINGS.get(key)
+    if known is not None and not fresh and all(_folder_stamp(folder) == stamp for folder, stamp in known[0]):
+        return known[1]
+    files: list[str] = []
+    stamps: list[tuple[str, int | None]] = []
+    too_many = False
+    for folder, folders, names in os.walk(root):
+        folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in _SKIPPED_FOLDERS) if recursive else []
+        stamps.append((folder, _folder_stamp(folder)))
+        files.extend(os.path.join(folder, name) for name in sorted(names) if name.endswith(".py"))
+        if len(files) > MAX_PACKAGE_FILES:
+            too_many = True
+            break
+    result = None if too_many else tuple(files)
+    _LISTINGS[key] = (tuple(stamps), result)
+    return result
+
+
+def _listing_digest(files: tuple[str, ...]) -> str:
+    return digest_of("\n".join(files).encode("utf-8", "surrogateescape"))
+
+
+def dependency_digest(key: str) -> str | None:
+    """The content hash of a dependency as it is on disk now (a file, or a package's list of files); None: gone."""
+    if key.endswith(os.sep) or key.endswith(os.sep + "*.py"):
+        recursive = key.endswith(os.sep)
+        files = _package_files(key[: -1 if recursive else -len(os.sep + "*.py")], recursive, fresh=True)
+        return _listing_digest(files) if files is not None else None
+    loaded = _read(key)
+    return loaded.digest if loaded is not None else None
+
+
+class PackageOracle:
+    """The package of one file on disk, asked about the callers of the file's functions."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        folder = os.path.dirname(self.path)
+        top = _top_package(folder)
+        self.root = top or folder
+        self.recursive = top is not None
+
+    def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Answer:
+        """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``)."""
+        files = _package_files(self.root, self.recursive)
+        if files is None or not _may_be_called_in_sight(facts, function, class_name):
+            return Answer(None, {})
+        name = function.name
+        dependencies = {_listing_key(self.root, self.recursive): _listing_digest(files)}
+        mentioning: list[tuple[str, FileFacts]] = []
+        for path in files:
+            if path == self.path:
+                continue
+            loaded = _read(path)
+            if loaded is None:
+                continue
+            dependencies[path] = loaded.digest  # a file that starts to call the function changes the answer
+            if loaded.text is not None and name in loaded.text:
+                mentioning.append((path, loaded))  # type: ignore[arg-type]
+        key = (self.path, class_name, name, function.lineno, tuple(sorted(dependencies.items())), facts.text)
+        known = _ANSWERS.get(key)
+        if known is not None:
+            return known
+        sites: list[tuple[FileFacts, list[ast.Call], bool]] = []
+        count = 0
+        for path, loaded in [(self.path, None), *mentioning]:
+            other = facts if loaded is None else _facts(path, loaded)  # type: ignore[arg-type]
+            if other is None:
+                continue
+            calls = _calls_of(other, name, class_name, own=loaded is None, function=function)
+            if calls is None:
+                return _remember(key, Answer(None, dependencies))
+            count += len(calls)
+            if count > MAX_SITES:
+                return _remember(key, Answer(None, dependencies))
+            if calls:
+                sites.append((other, calls, class_name is not None))
+        if not sites:
+            return _remember(key, Answer(None, dependencies))
+        return _remember(key, Answer(_summarise(function, sites), dependencies))
+
+
+def _remember(key: tuple, answer: Answer) -> Answer:
+    _ANSWERS[key] = answer
+    return answer
+
+
+def _may_be_called_in_sight(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
+    """Whether the package's calls can be all of the function's calls: not a framework's hook (``forward``,
+    ``step``), a dunder or a name defined twice in the file, not registered or wrapped by a decorator."""
+    name = function.name
+    if name.startswith("__") or len(facts.definitions.get(name, ())) > 1 and class_name is None:
+        return False
+    if class_name is not None and name in K.CALLED_BY_FRAMEWORKS:
+        return False
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualname = facts.qualname(target)
+        if qualname not in K.GRAD_MODE_SWITCHES and qualname not in K.SET_GRAD_ENABLED and not (
+            isinstance(target, ast.Name) and target.id in ("staticmethod", "classmethod")
+        ):
+            return False
+    return True
+
+
+def _calls_of(
+    facts: FileFacts, name: str, class_name: str | None, own: bool, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> list[ast.Call] | None:
+    """The calls of the function ``name`` that a file makes; None where the name is used otherwise (passed as a
+    value, so called out of sight). A method's calls are every ``x.name(...)``: calls of a method of the same name
+    of another class are more calls, not fewer. A function's are ``name(...)`` where the file imports it (or
+    defines it: its own file) and ``module.name(...)``."""
+    defines_own = any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in facts.tree.body
+    )
+    if class_name is None and not own and defines_own:
+        return []  # another function of the same name: its file's calls are its own
+    imports_it = own or any(
+        isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in ast.walk(facts.tree)
+    )
+    calls: list[ast.Call] = []
+    called: set[int] = set()
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if class_name is not None and isinstance(func, ast.Attribute) and func.attr == name:
+                calls.append(node)
+                called.add(id(func))
+            elif class_name is None and isinstance(func, ast.Name) and func.id == name and imports_it:
+                calls.append(node)
+                called.add(id(func))
+            elif class_name is None and isinstance(func, ast.Attribute) and func.attr == name and _names_a_module(facts, func.value):
+                calls.append(node)
+                called.add(id(func))
+    for node in ast.walk(facts.tree):
+        if id(node) in called:
+            continue
+        if class_name is not None and isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
+            return None  # `callback=self.method`: called where the analysis cannot see
+        if class_name is None and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and imports_it:
+            return None  # `pool.map(helper, ...)`
+    return calls
+
+
+def _names_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    return isinstance(receiver, ast.Name) and receiver.id in facts.aliases
+
+
+def _summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[tuple[FileFacts, list[ast.Call], bool]]) -> CallerSummary:
+    """What the calls pass and whether grad mode is on at one of them at least: each calling file is walked by the
+    interpreter as far as the functions that hold the calls, so that its `no_grad` blocks, grad-mode decorators,
+    framework hooks and the same-file callers of the calling function count."""
+    from flake8_tensorconv.engine import walk_deeply
+    from flake8_tensorconv.inference.interpreter import Interpreter
+    from flake8_tensorconv.inference.summaries import CallerSummary, CallSite, bind_arguments, join_arguments
+
+    per_site = []
+    grad_enabled = False
+    for facts, calls, bound in sites:
+        wanted = {id(call) for call in calls}
+        lines = sorted(call.lineno for call in calls)
+        modes: dict[int, bool] = {}
+
+        def listener(node: ast.AST, state, wanted=wanted, modes=modes) -> None:
+            if id(node) in wanted:
+                modes[id(node)] = modes.get(id(node), False) or state.grad_enabled
+
+        def walks(node: ast.AST, lines=lines) -> bool:
+            first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+            return any(first <= line <= last for line in lines)
+
+        interpreter = Interpreter(facts, listener=listener, walks=walks)
+        try:
+            walk_deeply(interpreter.walk_module)
+        except Exception:  # noqa: BLE001 - another file's trouble is no finding's evidence
+            return CallerSummary({}, True)
+        for call in calls:
+            if id(call) not in modes:
+                grad_enabled = True  # a call the walk did not reach (a lambda, a class body): its grad mode is unknown
+            else:
+                grad_enabled = grad_enabled or modes[id(call)]
+            receiver_is_class = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id[:1].isupper()
+            site = CallSite(call, facts.tree, None, bound=bound and not receiver_is_class)
+            per_site.append(bind_arguments(function, site, interpreter.values))
+    return CallerSummary(join_arguments(per_site), grad_enabled)
+
+
+def oracle_for(path: str | None) -> PackageOracle | None:
+    """The package oracle of a file on disk; None for text with no file (stdin, a notebook)."""
+    if not path or path == "-" or not path.endswith(".py"):
+        return None
+    return PackageOracle(path)
