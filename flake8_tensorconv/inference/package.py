@@ -134,11 +134,11 @@ def _listing_key(root: str, recursive: bool) -> str:
     return root + os.sep + ("" if recursive else "*.py")
 
 
-def _package_files(root: str, recursive: bool, fresh: bool = False) -> tuple[str, ...] | None:
+def _package_files(root: str, recursive: bool) -> tuple[str, ...] | None:
     """The package's ``.py`` files (None: more than MAX_PACKAGE_FILES), kept while no folder of it changes."""
     key = _listing_key(root, recursive)
     known = _LISTINGS.get(key)
-    if known is not None and not fresh and all(_folder_stamp(folder) == stamp for folder, stamp in known[0]):
+    if known is not None and all(_folder_stamp(folder) == stamp for folder, stamp in known[0]):
         return known[1]
     files: list[str] = []
     stamps: list[tuple[str, int | None]] = []
@@ -163,7 +163,7 @@ def dependency_digest(key: str) -> str | None:
     """The content hash of a dependency as it is on disk now (a file, or a package's list of files); None: gone."""
     if key.endswith(os.sep) or key.endswith(os.sep + "*.py"):
         recursive = key.endswith(os.sep)
-        files = _package_files(key[: -1 if recursive else -len(os.sep + "*.py")], recursive, fresh=True)
+        files = _package_files(key[: -1 if recursive else -len(os.sep + "*.py")], recursive)
         return _listing_digest(files) if files is not None else None
     loaded = _read(key)
     return loaded.digest if loaded is not None else None
