@@ -196,3 +196,16 @@ def test_the_editor_reads_the_other_modules_as_on_disk_and_notices_their_change(
     (folder / "evaluate.py").write_text(CALLERS_WITH_GRAD)
     os.utime(folder / "evaluate.py", ns=(stamp + 10**9, stamp + 10**9))
     assert lint_buffer(MODEL) == ALL_FINDINGS
+
+
+def test_callers_of_the_caller_count_one_level_up(tmp_path):
+    """`predict` is called with grad on in `run_batch` (helpers.py), which the package calls only under no_grad."""
+    folder = make_package(tmp_path, CALLERS_WITH_GRAD.replace("Tagger, to_array, to_numpy", "Tagger"))
+    (folder / "evaluate.py").write_text("from .model import Tagger\n")
+    (folder / "helpers.py").write_text("def run_batch(model, x):\n    return model.predict(x)\n")
+    (folder / "loop.py").write_text(
+        "import torch\n\nfrom .helpers import run_batch\n\n\ndef validate(model, x):\n    with torch.no_grad():\n        return run_batch(model, x)\n"
+    )
+    assert ("TCV104", 11) not in lint(folder / "model.py")
+    (folder / "train.py").write_text("from .helpers import run_batch\n\n\ndef step(model, x):\n    return run_batch(model, x)\n")
+    assert ("TCV104", 11) in lint(folder / "model.py")

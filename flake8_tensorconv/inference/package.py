@@ -179,8 +179,11 @@ class PackageOracle:
         self.root = top or folder
         self.recursive = top is not None
 
-    def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Answer:
-        """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``)."""
+    def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int = 0) -> Answer:
+        """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``).
+
+        A call made with grad on in a function of its own (``depth`` 0) counts as made without grad where the
+        package calls that function only without grad: one level of callers' callers, no further."""
         files = _package_files(self.root, self.recursive)
         if files is None or not _may_be_called_in_sight(facts, function, class_name):
             return Answer(None, {})
@@ -196,11 +199,11 @@ class PackageOracle:
             dependencies[path] = loaded.digest  # a file that starts to call the function changes the answer
             if loaded.text is not None and name in loaded.text:
                 mentioning.append((path, loaded))  # type: ignore[arg-type]
-        key = (self.path, class_name, name, function.lineno, tuple(sorted(dependencies.items())), facts.text)
+        key = (self.path, class_name, name, function.lineno, depth, tuple(sorted(dependencies.items())), facts.text)
         known = _ANSWERS.get(key)
         if known is not None:
             return known
-        sites: list[tuple[FileFacts, list[ast.Call], bool]] = []
+        sites: list[tuple[str, FileFacts, list[ast.Call], bool]] = []
         count = 0
         for path, loaded in [(self.path, None), *mentioning]:
             other = facts if loaded is None else _facts(path, loaded)  # type: ignore[arg-type]
@@ -213,10 +216,10 @@ class PackageOracle:
             if count > MAX_SITES:
                 return _remember(key, Answer(None, dependencies))
             if calls:
-                sites.append((other, calls, class_name is not None))
+                sites.append((path, other, calls, class_name is not None))
         if not sites:
             return _remember(key, Answer(None, dependencies))
-        return _remember(key, Answer(_summarise(function, sites), dependencies))
+        return _remember(key, Answer(_summarise(function, sites, depth, dependencies), dependencies))
 
 
 def _remember(key: tuple, answer: Answer) -> Answer:
@@ -287,17 +290,20 @@ def _names_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
     return isinstance(receiver, ast.Name) and receiver.id in facts.aliases
 
 
-def _summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[tuple[FileFacts, list[ast.Call], bool]]) -> CallerSummary:
+def _summarise(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[tuple[str, FileFacts, list[ast.Call], bool]], depth: int, dependencies: dict[str, str]
+) -> CallerSummary:
     """What the calls pass and whether grad mode is on at one of them at least: each calling file is walked by the
     interpreter as far as the functions that hold the calls, so that its `no_grad` blocks, grad-mode decorators,
-    framework hooks and the same-file callers of the calling function count."""
+    framework hooks and the same-file callers of the calling function count; at ``depth`` 0, so do the package's
+    callers of the calling function."""
     from flake8_tensorconv.engine import walk_deeply
     from flake8_tensorconv.inference.interpreter import Interpreter
     from flake8_tensorconv.inference.summaries import CallerSummary, CallSite, bind_arguments, join_arguments
 
     per_site = []
     grad_enabled = False
-    for facts, calls, bound in sites:
+    for path, facts, calls, bound in sites:
         wanted = {id(call) for call in calls}
         lines = sorted(call.lineno for call in calls)
         modes: dict[int, bool] = {}
@@ -318,12 +324,28 @@ def _summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[tup
         for call in calls:
             if id(call) not in modes:
                 grad_enabled = True  # a call the walk did not reach (a lambda, a class body): its grad mode is unknown
-            else:
-                grad_enabled = grad_enabled or modes[id(call)]
+            elif modes[id(call)] and not (depth == 0 and _called_without_grad(path, facts, call, dependencies)):
+                grad_enabled = True
             receiver_is_class = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id[:1].isupper()
             site = CallSite(call, facts.tree, None, bound=bound and not receiver_is_class)
             per_site.append(bind_arguments(function, site, interpreter.values))
     return CallerSummary(join_arguments(per_site), grad_enabled)
+
+
+def _called_without_grad(path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
+    """Whether the function of ``facts`` that makes ``call`` (module-level, or a method of a module-level class)
+    is called by the package only without grad."""
+    for statement in facts.tree.body:
+        if isinstance(statement, ast.ClassDef):
+            owner, candidates = statement.name, statement.body
+        else:
+            owner, candidates = None, [statement]
+        for candidate in candidates:
+            if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidate.lineno <= call.lineno <= (candidate.end_lineno or 0):
+                answer = PackageOracle(path).callers(facts, candidate, owner, depth=1)
+                dependencies.update(answer.dependencies)
+                return answer.summary is not None and not answer.summary.grad_enabled
+    return False
 
 
 def oracle_for(path: str | None) -> PackageOracle | None:
