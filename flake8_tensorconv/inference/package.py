@@ -129,14 +129,20 @@ def _folder_stamp(folder: str) -> int | None:
         return None
 
 
-def _listing_key(root: str, recursive: bool) -> str:
-    """How a package's list of files is named among the dependencies: its folder, with ``*.py`` when not recursive."""
-    return root + os.sep + ("" if recursive else "*.py")
+# How a folder is listed: every subfolder ("tree": a package), none ("loose": a script's folder), or only the
+# subfolders that hold ``__init__.py`` ("packages": where a package's importers live, beside its sibling packages).
+_MODES = ("tree", "loose", "packages")
 
 
-def _package_files(root: str, recursive: bool) -> tuple[str, ...] | None:
-    """The package's ``.py`` files (None: more than MAX_PACKAGE_FILES), kept while no folder of it changes."""
-    key = _listing_key(root, recursive)
+def _listing_key(root: str, mode: str) -> str:
+    """How a folder's list of files is named among the dependencies: the folder, then ``:`` and the mode."""
+    return f"{root}{os.sep}:{mode}"
+
+
+def _package_files(root: str, mode: str) -> tuple[str, ...] | None:
+    """The folder's ``.py`` files as ``mode`` lists them (None: more than MAX_PACKAGE_FILES), kept while no folder
+    of them changes."""
+    key = _listing_key(root, mode)
     known = _LISTINGS.get(key)
     if known is not None and all(_folder_stamp(folder) == stamp for folder, stamp in known[0]):
         return known[1]
@@ -144,7 +150,12 @@ def _package_files(root: str, recursive: bool) -> tuple[str, ...] | None:
     stamps: list[tuple[str, int | None]] = []
     too_many = False
     for folder, folders, names in os.walk(root):
-        folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in _SKIPPED_FOLDERS) if recursive else []
+        kept = sorted(name for name in folders if not name.startswith(".") and name not in _SKIPPED_FOLDERS)
+        if mode == "loose":
+            kept = []
+        elif mode == "packages":
+            kept = [name for name in kept if os.path.isfile(os.path.join(folder, name, "__init__.py"))]
+        folders[:] = kept
         stamps.append((folder, _folder_stamp(folder)))
         files.extend(os.path.join(folder, name) for name in sorted(names) if name.endswith(".py"))
         if len(files) > MAX_PACKAGE_FILES:
@@ -160,13 +171,31 @@ def _listing_digest(files: tuple[str, ...]) -> str:
 
 
 def dependency_digest(key: str) -> str | None:
-    """The content hash of a dependency as it is on disk now (a file, or a package's list of files); None: gone."""
-    if key.endswith(os.sep) or key.endswith(os.sep + "*.py"):
-        recursive = key.endswith(os.sep)
-        files = _package_files(key[: -1 if recursive else -len(os.sep + "*.py")], recursive)
+    """The content hash of a dependency as it is on disk now (a file, or a folder's list of files); None: gone."""
+    root, separator, mode = key.rpartition(os.sep + ":")
+    if separator and mode in _MODES:
+        files = _package_files(root, mode)
         return _listing_digest(files) if files is not None else None
     loaded = _read(key)
     return loaded.digest if loaded is not None else None
+
+
+def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """The files that may call the functions of ``path``, and their listing's key: the folder that imports the
+    package (its scripts, tests and the packages beside it) where that is small enough, else the package alone;
+    for a file outside any package, the folder above its own (a folder imported as a namespace package by the
+    scripts there), else its own folder. None: too large to work across (a framework's own tree)."""
+    folder = os.path.dirname(path)
+    top = _top_package(folder)
+    if top is not None:
+        choices = [(os.path.dirname(top), "tree"), (top, "tree")]
+    else:
+        choices = [(os.path.dirname(folder), "tree"), (folder, "tree"), (folder, "loose")]
+    for root, mode in choices:
+        files = _package_files(root, mode)
+        if files is not None:
+            return _listing_key(root, mode), files
+    return None
 
 
 class PackageOracle:
@@ -174,21 +203,18 @@ class PackageOracle:
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
-        folder = os.path.dirname(self.path)
-        top = _top_package(folder)
-        self.root = top or folder
-        self.recursive = top is not None
 
     def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int = 0) -> Answer:
         """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``).
 
         A call made with grad on in a function of its own (``depth`` 0) counts as made without grad where the
         package calls that function only without grad: one level of callers' callers, no further."""
-        files = _package_files(self.root, self.recursive)
-        if files is None or not _may_be_called_in_sight(facts, function, class_name):
+        listing = _listing(self.path)
+        if listing is None or not _may_be_called_in_sight(facts, function, class_name):
             return Answer(None, {})
         name = function.name
-        dependencies = {_listing_key(self.root, self.recursive): _listing_digest(files)}
+        listing_key, files = listing
+        dependencies = {listing_key: _listing_digest(files)}
         mentioning: list[tuple[str, FileFacts]] = []
         for path in files:
             if path == self.path:
@@ -260,10 +286,14 @@ def _calls_of(
     imports_it = own or any(
         isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in ast.walk(facts.tree)
     )
+    # A method read but not called (`self.data.act`) is passed on as a value only in code that knows its class:
+    # elsewhere it is some other object's attribute of the same name.
+    knows_class = own or (class_name is not None and class_name in (facts.text or ""))
     calls: list[ast.Call] = []
     called: set[int] = set()
+    inside = (function.lineno, function.end_lineno or function.lineno) if own else (0, -1)
     for node in ast.walk(facts.tree):
-        if isinstance(node, ast.Call):
+        if isinstance(node, ast.Call) and not inside[0] <= node.lineno <= inside[1]:  # a recursive call runs as its caller
             func = node.func
             if class_name is not None and isinstance(func, ast.Attribute) and func.attr == name:
                 calls.append(node)
@@ -275,9 +305,9 @@ def _calls_of(
                 calls.append(node)
                 called.add(id(func))
     for node in ast.walk(facts.tree):
-        if id(node) in called:
+        if id(node) in called or inside[0] <= getattr(node, "lineno", 0) <= inside[1]:
             continue
-        if class_name is not None and isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
+        if class_name is not None and isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and knows_class:
             return None  # `callback=self.method`: called where the analysis cannot see
         if class_name is None and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and imports_it:
             return None  # `pool.map(helper, ...)`

@@ -136,14 +136,10 @@ class Context:
     def _walk_as_called(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None
     ) -> tuple[dict[int, Value], dict[int, bool]] | None:
-        from flake8_tensorconv.inference.summaries import callable_from_other_modules
-
         tree = self.facts.tree
         owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
         if function not in (owner.body if owner is not None else tree.body):
             return None  # a nested function or a method of a nested class: its callers are its enclosing code's
-        if self.facts.caller_summaries.get(id(function)) is not None and not callable_from_other_modules(self.facts, function, class_name):
-            return None  # the file's callers are all its callers, and the walk followed them
         from flake8_tensorconv.engine import walk_deeply
         from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
         from flake8_tensorconv.inference.package import oracle_for
