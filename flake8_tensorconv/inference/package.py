@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 MAX_PACKAGE_FILES = 300
 MAX_FILE_BYTES = 200_000
+MAX_FOLDERS = 200
 # A function called from more places than this is out of sight: the package uses it everywhere.
 MAX_SITES = 16
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
@@ -150,6 +151,9 @@ def _package_files(root: str, mode: str) -> tuple[str, ...] | None:
     stamps: list[tuple[str, int | None]] = []
     too_many = False
     for folder, folders, names in os.walk(root):
+        if len(stamps) >= MAX_FOLDERS:
+            too_many = True  # a home folder, a data tree: no package
+            break
         kept = sorted(name for name in folders if not name.startswith(".") and name not in _SKIPPED_FOLDERS)
         if mode == "loose":
             kept = []
@@ -180,6 +184,19 @@ def dependency_digest(key: str) -> str | None:
     return loaded.digest if loaded is not None else None
 
 
+def _imported_from_above(folder: str) -> bool:
+    """Whether a script in the folder above writes this folder's name (``from agent.ddpg import ...``, a
+    namespace package): only then are the files around it read."""
+    parent = os.path.dirname(folder)
+    name = os.path.basename(folder)
+    scripts = _package_files(parent, "loose") if parent != folder and name.isidentifier() else None
+    for path in scripts or ():
+        loaded = _read(path)
+        if loaded is not None and loaded.text is not None and (f"{name}." in loaded.text or f"import {name}" in loaded.text):
+            return True
+    return False
+
+
 def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
     """The files that may call the functions of ``path``, and their listing's key: the folder that imports the
     package (its scripts, tests and the packages beside it) where that is small enough, else the package alone;
@@ -190,7 +207,9 @@ def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
     if top is not None:
         choices = [(os.path.dirname(top), "tree"), (top, "tree")]
     else:
-        choices = [(os.path.dirname(folder), "tree"), (folder, "tree"), (folder, "loose")]
+        choices = [(folder, "tree"), (folder, "loose")]
+        if _imported_from_above(folder):
+            choices.insert(0, (os.path.dirname(folder), "tree"))
     for root, mode in choices:
         files = _package_files(root, mode)
         if files is not None:
