@@ -209,3 +209,39 @@ def test_callers_of_the_caller_count_one_level_up(tmp_path):
     assert ("TCV104", 11) not in lint(folder / "model.py")
     (folder / "train.py").write_text("from .helpers import run_batch\n\n\ndef step(model, x):\n    return run_batch(model, x)\n")
     assert ("TCV104", 11) in lint(folder / "model.py")
+
+
+RUN_CALLERS = """\
+import sys, torch
+for root in sys.argv[1:]:
+    sys.path.insert(0, root)
+    from proj.evaluate import evaluate, report
+    from proj.model import Tagger
+    model, x = Tagger(), torch.ones(1, 4)
+    evaluate(model, [x])
+    try:
+        report(model, x)
+    except RuntimeError as error:
+        print("raised:", str(error)[:18])
+    else:
+        print("no error")
+    sys.path.remove(root)
+    for name in [name for name in sys.modules if name.startswith("proj")]:
+        del sys.modules[name]
+"""
+
+
+def test_what_the_silence_rests_on_holds_at_run_time(tmp_path):
+    """The claim behind the silence: the package's callers run the conversions without grad, so `.numpy()` in
+    `to_numpy` does not raise; called with grad on, it does (TCV101's runtime claim, across modules)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "without").mkdir()
+    (tmp_path / "with").mkdir()
+    make_package(tmp_path / "without", CALLERS_WITHOUT_GRAD)
+    make_package(tmp_path / "with", CALLERS_WITH_GRAD)
+    command = [sys.executable, "-c", RUN_CALLERS, str(tmp_path / "without"), str(tmp_path / "with")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["no error", "raised: Can't call numpy()"]

@@ -116,7 +116,8 @@ class CpuBeforeDetach(Rule):
     or `X.from_pretrained(...)` of a model class; not where the file freezes it
     (`.freeze()`, `.requires_grad_(False)`, a loop setting `requires_grad = False`),
     nor in code that runs with grad off (a LightningModule's evaluation hooks, an
-    optimizer's methods; see TCV101). The message names the source.
+    optimizer's methods, a function whose package calls it only without grad or
+    passes it only values without grad; see TCV101). The message names the source.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer
