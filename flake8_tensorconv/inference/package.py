@@ -22,10 +22,13 @@ finding went stale (:func:`dependency_digest`).
 from __future__ import annotations
 
 import ast
+import bisect
 import os
+import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.inference.files import iter_statements
 
 if TYPE_CHECKING:
     from flake8_tensorconv.inference.files import FileFacts
@@ -296,40 +299,42 @@ def _calls_of(
     """The calls of the function ``name`` that a file makes; None where the name is used otherwise (passed as a
     value, so called out of sight). A method's calls are every ``x.name(...)``: calls of a method of the same name
     of another class are more calls, not fewer. A function's are ``name(...)`` where the file imports it (or
-    defines it: its own file) and ``module.name(...)``."""
-    defines_own = any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in facts.tree.body
-    )
-    if class_name is None and not own and defines_own:
+    defines it: its own file) and ``module.name(...)``. Only the lines that write the name are looked at."""
+    from flake8_tensorconv.inference.summaries import _mentions, _word_offsets
+
+    if facts.text is None:
+        return None
+    starts = facts.line_starts
+    lines = sorted({bisect.bisect_right(starts, offset) for offset in _word_offsets(facts.text, name)})
+    if not lines:
+        return []
+    statements = [node for node in facts.tree.body]
+    if class_name is None and not own and any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in statements):
         return []  # another function of the same name: its file's calls are its own
     imports_it = own or any(
-        isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in ast.walk(facts.tree)
+        isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in iter_statements(facts.tree)
     )
     # A method read but not called (`self.data.act`) is passed on as a value only in code that knows its class:
     # elsewhere it is some other object's attribute of the same name.
-    knows_class = own or (class_name is not None and class_name in (facts.text or ""))
-    calls: list[ast.Call] = []
-    called: set[int] = set()
+    knows_class = own or (class_name is not None and class_name in facts.text)
     inside = (function.lineno, function.end_lineno or function.lineno) if own else (0, -1)
-    for node in ast.walk(facts.tree):
-        if isinstance(node, ast.Call) and not inside[0] <= node.lineno <= inside[1]:  # a recursive call runs as its caller
-            func = node.func
-            if class_name is not None and isinstance(func, ast.Attribute) and func.attr == name:
-                calls.append(node)
-                called.add(id(func))
-            elif class_name is None and isinstance(func, ast.Name) and func.id == name and imports_it:
-                calls.append(node)
-                called.add(id(func))
-            elif class_name is None and isinstance(func, ast.Attribute) and func.attr == name and _names_a_module(facts, func.value):
-                calls.append(node)
-                called.add(id(func))
-    for node in ast.walk(facts.tree):
-        if id(node) in called or inside[0] <= getattr(node, "lineno", 0) <= inside[1]:
-            continue
-        if class_name is not None and isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load) and knows_class:
-            return None  # `callback=self.method`: called where the analysis cannot see
-        if class_name is None and isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and imports_it:
-            return None  # `pool.map(helper, ...)`
+    calls: list[ast.Call] = []
+    for node, parent, _scope, _owner in _mentions(facts.tree, name, lines):
+        if inside[0] <= getattr(node, "lineno", 0) <= inside[1]:
+            continue  # the function itself, and its recursive calls, which run as its caller does
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if class_name is not None and isinstance(node, ast.Attribute):
+            if called:
+                calls.append(parent)  # type: ignore[arg-type]
+            elif isinstance(node.ctx, ast.Load) and knows_class:
+                return None  # `callback=self.method`: called where the analysis cannot see
+        elif class_name is None and isinstance(node, ast.Name) and imports_it:
+            if called:
+                calls.append(parent)  # type: ignore[arg-type]
+            elif isinstance(node.ctx, ast.Load):
+                return None  # `pool.map(helper, ...)`
+        elif class_name is None and isinstance(node, ast.Attribute) and called and _names_a_module(facts, node.value):
+            calls.append(parent)  # type: ignore[arg-type]
     return calls
 
 
@@ -346,30 +351,17 @@ def _summarise(
     interpreter as far as the functions that hold the calls, so that its `no_grad` blocks, grad-mode decorators,
     framework hooks and the same-file callers of the calling function count; at ``depth`` 0, so do the package's
     callers of the calling function."""
-    from flake8_tensorconv.engine import walk_deeply
-    from flake8_tensorconv.inference.interpreter import Interpreter
     from flake8_tensorconv.inference.summaries import CallerSummary, CallSite, bind_arguments, join_arguments
 
     per_site = []
     grad_enabled = False
     for path, facts, calls, bound in sites:
-        wanted = {id(call) for call in calls}
-        lines = sorted(call.lineno for call in calls)
-        modes: dict[int, bool] = {}
-
-        def listener(node: ast.AST, state, wanted=wanted, modes=modes) -> None:
-            if id(node) in wanted:
-                modes[id(node)] = modes.get(id(node), False) or state.grad_enabled
-
-        def walks(node: ast.AST, lines=lines) -> bool:
-            first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-            return any(first <= line <= last for line in lines)
-
-        interpreter = Interpreter(facts, listener=listener, walks=walks)
-        try:
-            walk_deeply(interpreter.walk_module)
-        except Exception:  # noqa: BLE001 - another file's trouble is no finding's evidence
-            return CallerSummary({}, True)
+        walk = _CALLER_WALKS.get(facts)
+        if walk is None:
+            walk = _CALLER_WALKS[facts] = _CallerWalk(facts)
+        if not walk.reach(calls):
+            return CallerSummary({}, True)  # another file's trouble is no finding's evidence
+        interpreter, modes = walk.interpreter, walk.modes
         for call in calls:
             if id(call) not in modes:
                 grad_enabled = True  # a call the walk did not reach (a lambda, a class body): its grad mode is unknown
@@ -379,6 +371,58 @@ def _summarise(
             site = CallSite(call, facts.tree, None, bound=bound and not receiver_is_class)
             per_site.append(bind_arguments(function, site, interpreter.values))
     return CallerSummary(join_arguments(per_site), grad_enabled)
+
+
+class _CallerWalk:
+    """One walk of a calling file, extended as questions need more of it: the module's statements, then the
+    top-level functions and classes that hold the calls asked about. Grad mode is recorded at every call."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        from flake8_tensorconv.inference.interpreter import Interpreter
+
+        self.facts = facts
+        self.lines: list[int] = []
+        self.modes: dict[int, bool] = {}
+        self.started = False
+        self.failed = False
+        self.interpreter = Interpreter(facts, listener=self._listen, walks=self._walks)
+
+    def _listen(self, node: ast.AST, state) -> None:
+        if isinstance(node, ast.Call):
+            self.modes[id(node)] = self.modes.get(id(node), False) or state.grad_enabled
+
+    def _walks(self, node: ast.AST) -> bool:
+        first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        index = bisect.bisect_left(self.lines, first)
+        return index < len(self.lines) and self.lines[index] <= last
+
+    def reach(self, calls: list[ast.Call]) -> bool:
+        """Walk as far as ``calls``; False where the walk fails."""
+        from flake8_tensorconv.engine import walk_deeply
+
+        if self.failed:
+            return False
+        new = sorted({call.lineno for call in calls} - set(self.lines))
+        if not new and self.started:
+            return True
+        self.lines = sorted({*self.lines, *new})
+        holding = [statement for statement in self.facts.tree.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        try:
+            if not self.started:
+                self.started = True
+                walk_deeply(self.interpreter.walk_module)
+            else:
+                for statement in holding:
+                    if any(statement.lineno <= line <= (statement.end_lineno or 0) for line in new):
+                        walk_deeply(lambda statement=statement: self.interpreter.walk_statement(statement))
+        except Exception:  # noqa: BLE001 - another file's trouble is no finding's evidence
+            self.failed = True
+            return False
+        return True
+
+
+# Per process: each calling file's walk (weakly keyed: a linted file's own facts go with it).
+_CALLER_WALKS: weakref.WeakKeyDictionary[FileFacts, _CallerWalk] = weakref.WeakKeyDictionary()
 
 
 def _called_without_grad(path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
