@@ -245,3 +245,12 @@ def test_what_the_silence_rests_on_holds_at_run_time(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["no error", "raised: Can't call numpy()"]
+
+
+def test_a_layers_parameter_requires_grad_whoever_calls_under_no_grad(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    (folder / "export.py").write_text("import torch\n\n\ndef export(layer: torch.nn.Linear):\n    return layer.weight.data.cpu().numpy()\n")
+    (folder / "save.py").write_text(
+        "import torch\n\nfrom .export import export\n\n\ndef save(model):\n    with torch.no_grad():\n        return export(model.fc)\n"
+    )
+    assert lint(folder / "export.py") == [("TCV104", 5)]
