@@ -1,22 +1,26 @@
 """Facts from the other modules of a package, asked for only by a would-be finding.
 
-Nothing here runs while a file is walked. A rule that is about to report a finding whose risk
-rests on what the file cannot settle (a function or method with no caller in the file, or one
-whose class other modules build) asks :class:`PackageOracle` one question: how do the package's
-callers run it? The oracle lists the package's files once per process, keeps their texts while
-their size and mtime stay the same, reads only the files whose text writes the function's name,
-parses and walks (as far as the calls) only those, and answers with a
+Nothing here runs while a file is walked. A rule about to report a finding whose risk rests on
+how a function or method is called (TCV101, TCV103, TCV104) asks, through ``Context.elsewhere``,
+one question: how does the package's code call it? :class:`PackageOracle` lists the files that
+may call it once per process (the folder that imports the package: its scripts, tests and
+sibling packages, where that is small enough, else the package alone; for a file outside any
+package, its folder, or the folder above where a script there names it), keeps their texts while
+their size and mtime stay the same, parses only the files whose text writes the function's name,
+looks only at the lines that write it, and walks each calling file with the interpreter once per
+process, as far as the functions holding the calls (so that their ``no_grad`` blocks, grad-mode
+decorators, framework hooks and same-file callers count; one more level of the package's callers
+of a calling function too). The answer is a
 :class:`~flake8_tensorconv.inference.summaries.CallerSummary`: what the calls pass and whether
-grad mode is on at one of them at least. The rule's context then walks the function once more
-with that summary (``Context.elsewhere``).
+grad mode is on at one of them at least. The context then walks the function once more with it.
 
-Bounds: the package is the chain of folders holding ``__init__.py`` above the file (a loose
-script: its own folder, not below); a package of more than MAX_PACKAGE_FILES files (a
-framework's own tree, such as torch) is never worked across; a file larger than MAX_FILE_BYTES
-is not read; a function called from more than MAX_SITES places is out of sight. Text with no
-file (stdin, a notebook) has no package. Every file an answer was read from, and the package's
-list of files, is a dependency with its content hash, so that a result cache can tell when a
-finding went stale (:func:`dependency_digest`).
+Bounds: at most MAX_PACKAGE_FILES files in at most MAX_FOLDERS folders (a framework's own tree,
+such as torch, is never worked across), files up to MAX_FILE_BYTES, at most MAX_SITES calls.
+A function passed as a value, registered by a decorator, a dunder or a framework's hook
+(``forward``, ``step``) is called out of sight: no answer. Text with no file (stdin, a
+notebook) has no package. Every file an answer was read from, and the list of files, is a
+dependency with its content hash, so that a result cache can tell when a finding went stale
+(:func:`dependency_digest`).
 """
 
 from __future__ import annotations
