@@ -230,6 +230,10 @@ class PackageOracle:
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
 
+    def in_reach(self) -> bool:
+        """Whether the files around this one are few enough to work across."""
+        return _listing(self.path) is not None
+
     def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int = 0) -> Answer:
         """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``).
 

@@ -145,8 +145,8 @@ class Context:
         from flake8_tensorconv.inference.package import oracle_for
 
         oracle = oracle_for(self.path)
-        if oracle is None:
-            return None
+        if oracle is None or not oracle.in_reach():
+            return None  # stdin, a notebook, a framework's own tree
         if self._own_facts is None:
             # The same tree (node ids are the same), with caches of its own: the walk that rules listen to is untouched.
             self._own_facts = analyze_file_facts(tree, self.facts.text)
