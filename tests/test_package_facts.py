@@ -130,7 +130,6 @@ def test_a_package_too_large_is_not_worked_across(tmp_path, monkeypatch):
     folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
     monkeypatch.setattr(package, "MAX_PACKAGE_FILES", 2)
     monkeypatch.setattr(package, "_LISTINGS", {})
-    monkeypatch.setattr(package, "_ANSWERS", {})
     assert lint(folder / "model.py") == ALL_FINDINGS
 
 

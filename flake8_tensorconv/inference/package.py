@@ -50,7 +50,7 @@ class _Loaded(NamedTuple):
     stamp: tuple[int, int]  # (size, mtime_ns) when read
     digest: str
     text: str | None  # None: too large or undecodable
-    facts: FileFacts | None  # parsed on first need; None until then (or when it does not parse)
+    tree: ast.Module | None  # parsed on first need; None until then (or when it does not parse)
     parsed: bool
 
 
@@ -65,8 +65,6 @@ class Answer(NamedTuple):
 _FILES: dict[str, _Loaded] = {}
 # Per process: listing key -> (folder stamps, files or None when too many).
 _LISTINGS: dict[str, tuple[tuple[tuple[str, int | None], ...], tuple[str, ...] | None]] = {}
-# Per process: (listing key, digests of the files read, function key) -> answer.
-_ANSWERS: dict[tuple, Answer] = {}
 
 
 def digest_of(raw: bytes) -> str:
@@ -101,21 +99,19 @@ def _read(path: str) -> _Loaded | None:
     return loaded
 
 
-def _facts(path: str, loaded: _Loaded) -> FileFacts | None:
-    """The file facts of a package file, parsed once per process and content."""
+def _tree(path: str, loaded: _Loaded) -> ast.Module | None:
+    """The tree of a package file, parsed once per process and content (its facts are made per linted file)."""
     current = _FILES.get(path)
     if current is not None and current.digest == loaded.digest:
         loaded = current
     if loaded.parsed or loaded.text is None:
-        return loaded.facts
-    from flake8_tensorconv.inference.files import analyze_file_facts
-
+        return loaded.tree
     try:
-        facts = analyze_file_facts(ast.parse(loaded.text), loaded.text)
+        tree = ast.parse(loaded.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        facts = None
-    _FILES[path] = loaded._replace(facts=facts, parsed=True)
-    return facts
+        tree = None
+    _FILES[path] = loaded._replace(tree=tree, parsed=True)
+    return tree
 
 
 def _top_package(folder: str) -> str | None:
@@ -225,62 +221,77 @@ def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 class PackageOracle:
-    """The package of one file on disk, asked about the callers of the file's functions."""
+    """The package of one linted file, asked about the callers of its functions while that file is linted.
 
-    def __init__(self, path: str) -> None:
+    Texts and trees are kept for the process; facts, walks and answers only for the linted file (``facts``
+    is its own copy), so that no finding depends on which files a process linted before."""
+
+    def __init__(self, path: str, facts: FileFacts) -> None:
         self.path = os.path.abspath(path)
+        self._facts: dict[str, FileFacts | None] = {self.path: facts}
+        self._answers: dict[tuple, Answer] = {}
 
-    def in_reach(self) -> bool:
-        """Whether the files around this one are few enough to work across."""
-        return _listing(self.path) is not None
+    @property
+    def own_facts(self) -> FileFacts:
+        return self._facts[self.path]  # type: ignore[return-value]
 
-    def callers(self, facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int = 0) -> Answer:
-        """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``).
+    def _facts_of(self, path: str, loaded: _Loaded) -> FileFacts | None:
+        if path not in self._facts:
+            from flake8_tensorconv.inference.files import analyze_file_facts
+
+            tree = _tree(path, loaded)
+            self._facts[path] = analyze_file_facts(tree, loaded.text) if tree is not None else None
+        return self._facts[path]
+
+    def callers(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int = 0, path: str | None = None
+    ) -> Answer:
+        """How the package's code calls ``function`` (a module-level function, or a method of ``class_name``) of
+        the file ``path`` (default: the linted file).
 
         A call made with grad on in a function of its own (``depth`` 0) counts as made without grad where the
         package calls that function only without grad: one level of callers' callers, no further."""
-        listing = _listing(self.path)
-        if listing is None or not _may_be_called_in_sight(facts, function, class_name):
+        where = path or self.path
+        key = (where, class_name, function.name, function.lineno, depth)
+        if key not in self._answers:
+            self._answers[key] = self._callers(function, class_name, depth, where)
+        return self._answers[key]
+
+    def _callers(self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, depth: int, where: str) -> Answer:
+        listing = _listing(where)
+        facts = self._facts.get(where)
+        if listing is None or facts is None or not _may_be_called_in_sight(facts, function, class_name):
             return Answer(None, {})
         name = function.name
         listing_key, files = listing
         dependencies = {listing_key: _listing_digest(files)}
-        mentioning: list[tuple[str, FileFacts]] = []
+        mentioning: list[tuple[str, _Loaded]] = []
         for path in files:
-            if path == self.path:
+            if path == where:
                 continue
             loaded = _read(path)
             if loaded is None:
                 continue
             dependencies[path] = loaded.digest  # a file that starts to call the function changes the answer
             if loaded.text is not None and name in loaded.text:
-                mentioning.append((path, loaded))  # type: ignore[arg-type]
-        key = (self.path, class_name, name, function.lineno, depth, tuple(sorted(dependencies.items())), facts.text)
-        known = _ANSWERS.get(key)
-        if known is not None:
-            return known
+                mentioning.append((path, loaded))
         sites: list[tuple[str, FileFacts, list[ast.Call], bool]] = []
         count = 0
-        for path, loaded in [(self.path, None), *mentioning]:
-            other = facts if loaded is None else _facts(path, loaded)  # type: ignore[arg-type]
+        for path, loaded in [(where, None), *mentioning]:
+            other = facts if loaded is None else self._facts_of(path, loaded)
             if other is None:
                 continue
             calls = _calls_of(other, name, class_name, own=loaded is None, function=function)
             if calls is None:
-                return _remember(key, Answer(None, dependencies))
+                return Answer(None, dependencies)
             count += len(calls)
             if count > MAX_SITES:
-                return _remember(key, Answer(None, dependencies))
+                return Answer(None, dependencies)
             if calls:
                 sites.append((path, other, calls, class_name is not None))
         if not sites:
-            return _remember(key, Answer(None, dependencies))
-        return _remember(key, Answer(_summarise(function, sites, depth, dependencies), dependencies))
-
-
-def _remember(key: tuple, answer: Answer) -> Answer:
-    _ANSWERS[key] = answer
-    return answer
+            return Answer(None, dependencies)
+        return Answer(_summarise(self, function, sites, depth, dependencies), dependencies)
 
 
 def _may_be_called_in_sight(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
@@ -353,6 +364,7 @@ def _names_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
 
 
 def _summarise(
+    oracle: PackageOracle,
     function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[tuple[str, FileFacts, list[ast.Call], bool]], depth: int, dependencies: dict[str, str]
 ) -> CallerSummary:
     """What the calls pass and whether grad mode is on at one of them at least: each calling file is walked by the
@@ -373,7 +385,7 @@ def _summarise(
         for call in calls:
             if id(call) not in modes:
                 grad_enabled = True  # a call the walk did not reach (a lambda, a class body): its grad mode is unknown
-            elif modes[id(call)] and not (depth == 0 and _called_without_grad(path, facts, call, dependencies)):
+            elif modes[id(call)] and not (depth == 0 and _called_without_grad(oracle, path, facts, call, dependencies)):
                 grad_enabled = True
             receiver_is_class = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id[:1].isupper()
             site = CallSite(call, facts.tree, None, bound=bound and not receiver_is_class)
@@ -429,11 +441,11 @@ class _CallerWalk:
         return True
 
 
-# Per process: each calling file's walk (weakly keyed: a linted file's own facts go with it).
+# Each calling file's walk, for one linted file (weakly keyed by facts made for that file).
 _CALLER_WALKS: weakref.WeakKeyDictionary[FileFacts, _CallerWalk] = weakref.WeakKeyDictionary()
 
 
-def _called_without_grad(path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
+def _called_without_grad(oracle: PackageOracle, path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
     """Whether the function of ``facts`` that makes ``call`` (module-level, or a method of a module-level class)
     is called by the package only without grad."""
     for statement in facts.tree.body:
@@ -443,14 +455,20 @@ def _called_without_grad(path: str, facts: FileFacts, call: ast.Call, dependenci
             owner, candidates = None, [statement]
         for candidate in candidates:
             if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidate.lineno <= call.lineno <= (candidate.end_lineno or 0):
-                answer = PackageOracle(path).callers(facts, candidate, owner, depth=1)
+                answer = oracle.callers(candidate, owner, depth=1, path=path)
                 dependencies.update(answer.dependencies)
                 return answer.summary is not None and not answer.summary.grad_enabled
     return False
 
 
-def oracle_for(path: str | None) -> PackageOracle | None:
-    """The package oracle of a file on disk; None for text with no file (stdin, a notebook)."""
+def in_reach(path: str) -> bool:
+    """Whether the files around ``path`` are few enough to work across (not a framework's own tree)."""
+    return _listing(os.path.abspath(path)) is not None
+
+
+def oracle_for(path: str | None, facts: FileFacts) -> PackageOracle | None:
+    """The package oracle of a linted file on disk (``facts``: a copy of its facts for the oracle's walks); None
+    for text with no file (stdin, a notebook)."""
     if not path or path == "-" or not path.endswith(".py"):
         return None
-    return PackageOracle(path)
+    return PackageOracle(path, facts)

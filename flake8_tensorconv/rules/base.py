@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
     from flake8_tensorconv.inference import FileFacts, Interpreter, State
     from flake8_tensorconv.inference.bindings import Scope
+    from flake8_tensorconv.inference.package import PackageOracle
     from flake8_tensorconv.source import Source
 
 
@@ -91,7 +92,7 @@ class Context:
         self.path = path
         self.dependencies: dict[str, str] = {}
         self._elsewhere: dict[int, tuple[dict[int, Value], dict[int, bool]] | None] = {}
-        self._own_facts: FileFacts | None = None
+        self._oracle: PackageOracle | None | bool = False  # False: not made yet
 
     # -------------------------------------------------------------- knowledge
     def value(self, node: ast.expr) -> Value:
@@ -142,16 +143,19 @@ class Context:
             return None  # a nested function or a method of a nested class: its callers are its enclosing code's
         from flake8_tensorconv.engine import walk_deeply
         from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
-        from flake8_tensorconv.inference.package import oracle_for
+        from flake8_tensorconv.inference.package import in_reach, oracle_for
 
-        oracle = oracle_for(self.path)
-        if oracle is None or not oracle.in_reach():
-            return None  # stdin, a notebook, a framework's own tree
-        if self._own_facts is None:
-            # The same tree (node ids are the same), with caches of its own: the walk that rules listen to is untouched.
-            self._own_facts = analyze_file_facts(tree, self.facts.text)
-        facts = self._own_facts
-        answer = oracle.callers(facts, function, class_name)
+        if self._oracle is False:
+            if self.path is None or not self.path.endswith(".py") or not in_reach(self.path):
+                self._oracle = None  # stdin, a notebook, a framework's own tree
+            else:
+                # The same tree (node ids are the same), with caches of its own: the walk rules listen to is untouched.
+                self._oracle = oracle_for(self.path, analyze_file_facts(tree, self.facts.text))
+        oracle = self._oracle
+        if oracle is None:
+            return None
+        facts = oracle.own_facts
+        answer = oracle.callers(function, class_name)
         self.dependencies.update(answer.dependencies)
         if answer.summary is None:
             return None
