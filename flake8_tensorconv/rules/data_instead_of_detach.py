@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
@@ -108,7 +108,13 @@ class DataInsteadOfDetach(Rule):
     package, may have its own `data`; a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
-    under `no_grad` do not make it grad-free.
+    under `no_grad` do not make it grad-free, its package's callers do. Where the file cannot settle how a function or method is called (no caller
+    in the file, or a public one that other modules may call), the finding
+    asks the package before it is reported: where every call of it in the
+    package's other modules (or in the functions that call it, one level up)
+    runs under `no_grad` / `inference_mode`, or passes values without grad,
+    it is silent (an evaluation loop under `@torch.no_grad()` calling a
+    model's `predict`); one call with grad on keeps it.
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
@@ -206,6 +212,8 @@ class DataInsteadOfDetach(Rule):
                 return  # no step that makes the tensor require grad to name
             if _is_leaf(receiver, value) and not self._graph_then_backward(node, ctx):
                 return
+            if grad_free_as_called(receiver, ctx):
+                return  # the package's callers run the function without grad, or pass what has none
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
@@ -213,6 +221,8 @@ class DataInsteadOfDetach(Rule):
             (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
         ):
             return
+        if grad_free_as_called(receiver, ctx):
+            return  # the package's callers run the function without grad, or pass what has none
         safe = known and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
