@@ -27,7 +27,7 @@ from flake8_tensorconv.values import Grad, Kind
 _DEPTH = 4
 # Methods and builtins that only describe a tensor or read its values as Python data: no graph records them.
 _DESCRIBING_METHODS = K.NUMBER_METHODS | frozenset(
-    "size stride dim is_contiguous is_floating_point is_complex data_ptr tolist numpy detach type".split()
+    "size stride dim is_contiguous is_floating_point is_complex data_ptr tolist numpy detach".split()
 )
 _READING_BUILTINS = frozenset("len print str repr format isinstance type id hasattr getattr float int bool".split())
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
