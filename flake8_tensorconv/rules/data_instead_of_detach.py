@@ -171,9 +171,10 @@ class DataInsteadOfDetach(Rule):
 
     ## Fix safety
     Safe in conversion chains on a known tensor (same values, dtype and memory).
-    Where the tensor is changed in place through `.data` the fix is unsafe: the
-    code that silently computed wrong gradients will raise instead, which is the
-    point. With no evidence but the torch-only chain after `.data` (the
+    Where the tensor is changed in place through `.data` the fix is unsafe: where
+    an op kept it, the code that silently computed wrong gradients will raise
+    instead, which is the point; where nothing in the file kept it, backward runs
+    as before, unless code out of sight (another module holding the tensor) did. With no evidence but the torch-only chain after `.data` (the
     receiver's kind is unknown) the fix is unsafe too: the receiver may still be
     an object whose `data` is its own.
     """
