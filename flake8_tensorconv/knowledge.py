@@ -428,3 +428,56 @@ def dtype_from_builtin(name: str) -> str | None:
 
 # Dtypes of one byte have no byte order: NumPy keeps ">u1" native.
 SINGLE_BYTE_DTYPES = frozenset({"int8", "uint8", "bool"})
+
+
+class Saved(NamedTuple):
+    """What an op's backward reads, of the tensors that an in-place write could change behind its back."""
+
+    result: bool  # its own result (`exp`, `sigmoid`, `softmax`: backward reads what they gave)
+    inputs: bool  # its tensor inputs
+    # The inputs are kept only for the gradient of another operand (`a * b` keeps `a` for `b`'s gradient):
+    # where every other operand is a number or holds no grad, nothing of the input is kept.
+    for_other_operand: bool = False
+
+
+# What autograd keeps for backward, by op (the last part of a torch function's name, a tensor method, or an
+# op a module class stands for in SAVED_BY_MODULE): torch's derivatives.yaml, checked against each op's
+# `grad_fn._saved_*` tensors with the pinned torch (tests/test_saved_for_backward.py). A write through
+# `.data` into a tensor that an op kept changes what its backward reads, and nothing tells: silently
+# wrong gradients. A write into a tensor that no op kept changes no gradient computation. An op that is
+# not here may keep anything (unknown is no evidence that nothing was kept).
+_SAVES_RESULT = "exp exp2 expm1 sigmoid tanh tan softmax log_softmax softmin relu sqrt rsqrt reciprocal"
+_SAVES_INPUTS = (
+    "log log2 log10 log1p sin cos asin acos atan sinh cosh abs clamp clip gelu silu mish hardswish hardtanh "
+    "relu6 leaky_relu elu selu softplus logsigmoid glu logit erf square pow var gather normalize layer_norm "
+    "batch_norm group_norm instance_norm mse_loss nll_loss max_pool1d max_pool2d max_pool3d avg_pool1d "
+    "avg_pool2d avg_pool3d conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d"
+)
+_SAVES_INPUTS_FOR_OTHER_OPERAND = (
+    "mul multiply div divide true_divide matmul mm bmm einsum linear bilinear baddbmm addmm"
+)
+_SAVES_NOTHING = (
+    "add sub subtract neg negative cat concat concatenate stack hstack vstack sum mean masked_fill where clone "
+    "index_select repeat pad cumsum flip roll dropout cross_entropy l1_loss interpolate lerp"
+)
+SAVED_FOR_BACKWARD: dict[str, Saved] = {
+    **dict.fromkeys(_SAVES_RESULT.split(), Saved(result=True, inputs=False)),
+    **dict.fromkeys(_SAVES_INPUTS.split(), Saved(result=False, inputs=True)),
+    **dict.fromkeys(_SAVES_INPUTS_FOR_OTHER_OPERAND.split(), Saved(result=False, inputs=True, for_other_operand=True)),
+    **dict.fromkeys(_SAVES_NOTHING.split(), Saved(result=False, inputs=False)),
+    # Reductions to the extreme value and spreads keep both.
+    **dict.fromkeys("logsumexp std prod amax amin".split(), Saved(result=True, inputs=True)),
+}
+# Module classes by the op their forward is (their parameters require grad: a layer keeps its input).
+SAVED_BY_MODULE: dict[str, str] = {
+    **{f"torch.nn.{name}": "linear" for name in ("Linear", "LazyLinear")},
+    "torch.nn.Bilinear": "bilinear",
+    **{f"torch.nn.{name}": name.lower() for name in ("Conv1d", "Conv2d", "Conv3d")},
+    **{f"torch.nn.ConvTranspose{n}d": f"conv_transpose{n}d" for n in (1, 2, 3)},
+    "torch.nn.LayerNorm": "layer_norm",
+    **{f"torch.nn.{name}": "batch_norm" for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")},
+    **{f"torch.nn.{name}": "dropout" for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")},
+    **{f"torch.nn.{name}": name.lower() for name in ("Sigmoid", "Tanh", "Softmax", "Softmin")},
+    "torch.nn.LogSoftmax": "log_softmax",
+    "torch.nn.ReLU": "relu",
+}
