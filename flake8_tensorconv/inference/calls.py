@@ -93,7 +93,8 @@ class CallsMixin:
         if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
             return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
         if callee.kind is Kind.MODULE:
-            return self._module_output(callee, args, node)
+            # `self(x)`, `net(x)` of a module class of the file whose forward detaches or runs under no_grad.
+            return self._grad_free_forward(callee) or self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
         if isinstance(func, ast.Name) and func.id in self.facts.record_fields and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
