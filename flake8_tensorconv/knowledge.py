@@ -34,6 +34,10 @@ TORCH_INTEGER_RESULTS = {
     for name in names.split()
 }
 
+# Functions that return the gradients of their outputs as a tuple of tensors, and where `create_graph` goes among
+# their positional arguments: without it (or with it False) the gradients are computed outside any graph.
+GRADIENT_FUNCTIONS = {"torch.autograd.grad": 4}
+
 # torch functions and classes whose result is not a tensor (sizes, dtype info, flags, seeds).
 TORCH_NON_TENSOR_RESULTS = frozenset(
     "torch." + name
@@ -195,7 +199,9 @@ DATA_PARAMETER_NAMES = frozenset(
     "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "
     "mask masks obs observation observations actions action rewards reward dones".split()
 )
-DATA_PARAMETER_SUFFIXES = ("_batch", "_images", "_imgs", "_labels", "_ids", "_idx", "_indices", "_mask")
+DATA_PARAMETER_SUFFIXES = (
+    "_batch", "_images", "_imgs", "_labels", "_label", "_targets", "_target", "_ids", "_idx", "_indices", "_mask"
+)
 # A model's output: a fair risk in a public function (it may require grad and live on a GPU).
 OUTPUT_PARAMETER_NAMES = frozenset(
     "logits preds pred predictions prediction outputs output embeddings embedding emb loss losses "

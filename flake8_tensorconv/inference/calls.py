@@ -181,6 +181,8 @@ class CallsMixin:
             if tensors:
                 return tensor(Grad.NO, any_device([a.device for a in tensors]), K.TORCH_INTEGER_RESULTS[qualname], device_origin=device_origin_of(tensors))
             return tensor(Grad.NO, self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+        if qualname in K.GRADIENT_FUNCTIONS:
+            return self._gradients(node, K.GRADIENT_FUNCTIONS[qualname])
         if qualname in K.TORCH_DTYPE_RESULTS:
             return Value(kind=Kind.DTYPE, grad=Grad.NO)
         if qualname == "torch.load":
@@ -243,6 +245,15 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _gradients(self, node: ast.Call, create_graph_position: int) -> Value:
+        """``torch.autograd.grad(loss, params)``: a tuple of gradients, which require grad only where ``create_graph``
+        is set (a double backward); without it they are made outside any graph."""
+        create_graph = node.args[create_graph_position] if len(node.args) > create_graph_position else kwarg(node, "create_graph")
+        literal = False if create_graph is None else literal_bool(self._literal(create_graph))
+        grad = Grad.NO if literal is False else Grad.UNKNOWN if literal is None else Grad.YES
+        gradient = tensor(grad, Device.UNKNOWN, grad_origin=origin(node) if grad is Grad.YES else None)
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=gradient)
 
     def _string_literal(self, node: ast.expr | None) -> str | None:
         """The string ``node`` spells, or that the name ``node`` is bound to once (in its function, else the module)."""

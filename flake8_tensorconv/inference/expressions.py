@@ -212,6 +212,13 @@ class ExpressionsMixin:
             return FOREIGN
         if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
             return ndarray(facts=frozenset({arrays.NEGATIVE_STRIDE}))
+        if (
+            container.kind in (Kind.UNKNOWN, Kind.MAPPING) and container.element is None and not container.facts
+            and isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value)
+        ):
+            # `batch["labels"]`, `inputs["input_ids"]`: an item named as data (labels, token ids, masks) needs no grad,
+            # whatever dict holds it (a loader's batch, a tokenizer's output).
+            return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
         if container.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
             index = node.slice
             if container.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):
