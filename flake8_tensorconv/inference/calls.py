@@ -218,7 +218,7 @@ class CallsMixin:
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
-                return self._torch_module_instance(qualname, keywords)
+                return self._torch_module_instance(qualname, keywords, args)
             if name in ("topk", "sort", "kthvalue", "mode") or (name in K.VALUES_INDICES_WITH_DIM and len(args) + len(keywords) > 1):
                 return self._values_indices(args[0] if args else UNKNOWN)
             if qualname in K.SET_GRAD_ENABLED or qualname in K.GRAD_MODE_SWITCHES:
@@ -514,6 +514,8 @@ class CallsMixin:
         if name in K.GRAD_FROM_OPERANDS_METHODS:
             flat = grad_operands([plain], [*args, *keywords.values()])
             return plain.with_(grad=any_grad([a.grad for a in flat]), grad_origin=grad_origin_of(flat))
+        if name not in K.TENSOR_API:
+            return UNKNOWN  # no tensor has this method: the receiver is another object (moved with its own `.to()`)
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
