@@ -42,8 +42,6 @@ _ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsi
 _REGISTERS_STATE = frozenset({"register_buffer", "register_parameter"})
 # Methods of a TensorBoard writer (`SummaryWriter`) that turn a tensor they are given into a NumPy array.
 _WRITER_SINKS = frozenset({"add_histogram", "add_image", "add_images", "add_video", "add_audio", "add_embedding"})
-# Functions of other libraries that only read the tensor they are given (write it to a file): no alias is kept.
-_READ_ONLY_FUNCTIONS = frozenset({"torchvision.utils.save_image"})
 # Calls that copy the array they are given (`np.array` unless `copy=False`).
 _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.copy", "copy.deepcopy"})
 # Methods that rearrange an array (or a tensor) and keep what it is: followed to what the chain gives.
@@ -128,8 +126,7 @@ class DataInsteadOfDetach(Rule):
       (`new.register_buffer("w", old.w.data.cpu())`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
       `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
-      operand of arithmetic, an argument of a torch function or of
-      `torchvision.utils.save_image` (which writes a file), the source of
+      operand of arithmetic, an argument of a torch function, the source of
       `dst.copy_(...)`, a move to the `meta` device (which holds no data);
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
@@ -309,7 +306,7 @@ class DataInsteadOfDetach(Rule):
                 return _Use.PARAMETER
             if qualname in K.ALIASING_FUNCTIONS and call.args and call.args[0] is argument:
                 return None
-            if qualname.startswith("torch.") or qualname == "copy.deepcopy" or qualname in _READ_ONLY_FUNCTIONS:
+            if qualname.startswith("torch.") or qualname == "copy.deepcopy":
                 return _Use.COPIED
             if qualname.startswith(_NUMPY_SINKS):
                 return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
