@@ -514,8 +514,11 @@ class CallsMixin:
         if name in K.GRAD_FROM_OPERANDS_METHODS:
             flat = grad_operands([plain], [*args, *keywords.values()])
             return plain.with_(grad=any_grad([a.grad for a in flat]), grad_origin=grad_origin_of(flat))
-        if name not in K.TENSOR_API:
-            return UNKNOWN  # no tensor has this method: the receiver is another object (moved with its own `.to()`)
+        if name not in K.TENSOR_API and plain.grad not in (Grad.YES, Grad.MAYBE):
+            # No tensor has this method: the receiver is another object (moved with its own `.to()`), and with no
+            # grad source behind it what the method returns is unknown. What an object made by a grad source (a
+            # model-named callable's result) returns keeps that evidence.
+            return UNKNOWN
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:
