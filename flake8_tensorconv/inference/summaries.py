@@ -742,6 +742,22 @@ class SummariesMixin:
         known[key] = value = self._walked_return(method, class_name, {}, {})
         return value
 
+    def _grad_free_forward(self, module: Value) -> Value | None:
+        """What calling ``module`` returns where its class is the file's and its ``forward`` shows the result holds no
+        grad (it detaches, or computes under ``no_grad``): calling a module runs its ``forward``, a sanitiser there is
+        on the path. None where the forward is not the file's or may return something that requires grad."""
+        class_name = self.state.class_name if Fact.SELF in module.facts else module.instance_of
+        if class_name is None or class_name not in self.facts.module_classes or self.depth >= MAX_DEPTH:
+            return None
+        key = (class_name, "forward()")
+        known = self.facts.method_returns
+        if key not in known:
+            known[key] = UNKNOWN  # `self(x)` inside forward itself
+            method = _forward(self.facts, class_name)
+            known[key] = UNKNOWN if method is None else self._walked_return(method, class_name, {}, {})
+        value = known[key]
+        return value if value.kind is Kind.TENSOR and value.grad is Grad.NO else None
+
     def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
         ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under
@@ -931,6 +947,18 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
         return None
     return method
+
+
+def _forward(facts: FileFacts, class_name: str) -> ast.FunctionDef | None:
+    """The ``forward`` defined once in the file's class ``class_name``, not a generator. A decorator is allowed
+    (`@torch.no_grad()`, an argument validator): its summary is only trusted where it shows no grad."""
+    cls = facts.class_defined_once(class_name)
+    methods = [] if cls is None else [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "forward"]
+    if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef):
+        return None
+    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(methods[0])):
+        return None
+    return methods[0]
 
 
 def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:

@@ -100,10 +100,13 @@ class DataInsteadOfDetach(Rule):
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
-    saved `self.gradients`), a buffer (also a normalisation layer's
+    saved `self.gradients`, what `torch.autograd.grad` returns without
+    `create_graph=True`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
-    `next(iter(loader))`), a dataset's stored data (also sliced, reshaped, cast
+    `next(iter(loader))`), an item of a dict named as data
+    (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
+    or targets (`source_label`, `y_target`), a dataset's stored data (also sliced, reshaped, cast
     with `.type(torch.FloatTensor)` or `.float()`, or combined with numbers
     and noise: what cannot add grad keeps it data), storage that `__init__`
     allocates with a factory or a legacy constructor (of a module-level

@@ -24,7 +24,12 @@ class NumpyRequiresGrad(Rule):
     model the file freezes is none: `.freeze()`, `.requires_grad_(False)` (also
     after the module's own methods, `m.eval().requires_grad_(False).to(d)`), or
     a loop whose first statement sets `p.requires_grad = False` on each of its
-    `parameters()`.
+    `parameters()`. What a call returns under `no_grad` holds no grad, a
+    tuple or dict of tensors included (`logits, value = net.step(obs)` in the
+    block, `value` converted after it); parameters listed there still require
+    it. Calling a module of the file runs its `forward`: where that forward
+    detaches its result or runs under `no_grad` (a block or a decorator),
+    `self(x)` and `model(x)` are no grad source.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
