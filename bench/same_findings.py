@@ -11,6 +11,10 @@ prints the first differences if there are any.
 ``--unfiltered`` compares the working tree with itself run without its shortcuts: every
 file parsed (no prefilter) and every function walked. It checks that the trigger tokens
 never drop a finding. Files that cannot be parsed are left out of that comparison.
+
+The linter does not follow links to folders (as Ruff does not), so a corpus made of links
+(``/work/corpus`` links each package's folder) would be skipped silently: a folder's links
+to folders are linted as paths of their own.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--unfiltered", action="store_true", help="compare with the working tree run without prefilter and pruned walk")
     parser.add_argument("paths", nargs="*", metavar="PATH")
     args = parser.parse_args(argv)
-    paths = [os.path.abspath(path) for path in args.paths] or _default_paths()
+    paths = _with_linked_folders([os.path.abspath(path) for path in args.paths] or _default_paths())
     BENCH.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BENCH, prefix="same-findings-") as scratch:
         before_tree = ROOT
@@ -94,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.unfiltered:
             new = [row for row in new if '"error"' not in row.split(",", 3)[2]]
             args.against = "unfiltered"
-    print(f"{args.against}: {len(old)} findings; working tree: {len(new)} findings (default rules and all rules, on {', '.join(paths)})")
+    shown = ", ".join(paths) if len(paths) <= 4 else f"{', '.join(paths[:3])} and {len(paths) - 3} more paths"
+    print(f"{args.against}: {len(old)} findings; working tree: {len(new)} findings (default rules and all rules, on {shown})")
     if old == new:
         print("same findings")
         return 0
@@ -103,6 +108,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in rows[:20]:
             print(f"  {label}: {row}")
     return 1
+
+
+def _with_linked_folders(paths: list[str]) -> list[str]:
+    """The paths, and each folder's links to folders, which the linter's walk does not follow."""
+    linked = []
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            with os.scandir(path) as entries:
+                linked.extend(sorted(entry.path for entry in entries if entry.is_symlink() and entry.is_dir()))
+    return paths + linked
 
 
 def _default_paths() -> list[str]:
