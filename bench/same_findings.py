@@ -40,12 +40,16 @@ if UNFILTERED:
     engine._scopes_to_walk = lambda *args: None
 from flake8_tensorconv.files import discover
 from flake8_tensorconv.source import read_source
+import inspect
+
+# A tree whose engine may read the file's package (a would-be finding's question) is given the path, as the CLI does.
+ON_DISK = {"path": None} if "path" in inspect.signature(lint_source).parameters else {}
 
 def lint(path):
     rows = []
     for label, settings in (("default", Settings()), ("all", Settings(select=("ALL",)))):
         try:
-            findings = lint_source(read_source(path), settings, prefiltered=UNFILTERED)
+            findings = lint_source(read_source(path), settings, prefiltered=UNFILTERED, **{key: path for key in ON_DISK})
         except Exception as error:
             if not UNFILTERED:
                 rows.append(json.dumps([label, path, "error", type(error).__name__, str(error)]))

@@ -6,8 +6,9 @@ current folder), tagged with ``CACHEDIR.TAG`` and
 ignored by git. It holds one file per *fingerprint*: the tool's version and source
 code, the Python version and the settings. So a change of any of them starts a new
 file, and an entry inside it is used only when the file's content hash and the
-codes enabled for that path are those the findings were made with: the cache can
-make a run faster, never different.
+codes enabled for that path are those the findings were made with, and every other file
+of the package that a finding's question read (the callers of a method, the package's list of
+files) still has the content hash it had: the cache can make a run faster, never different.
 
 A run writes its new entries merged into the cache file as it is on disk at that
 moment, through a temporary file that replaces it in one step: concurrent runs see
@@ -32,7 +33,7 @@ from flake8_tensorconv.config import Settings, find_config, find_pyproject
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position, Related
 
 CACHE_DIRECTORY = ".tensorconv_cache"
-_FORMAT = 3
+_FORMAT = 4
 # Cache files kept: one per fingerprint, so a few settings used in turn all stay cached.
 _KEPT_FILES = 8
 _CACHEDIR_TAG = (
@@ -67,6 +68,8 @@ class Cache:
         self.path = os.path.join(self.directory, f"{fingerprint(settings)}.json")
         self._entries: dict[str, Any] = self._load()
         self._added: dict[str, Any] = {}
+        # The dependencies' content hashes as they are on disk now, worked out once a run.
+        self._current: dict[str, str | None] = {}
         self.write_error: str | None = None  # why save() could not write, for the run to report
 
     def get(self, path: str, digest: str, codes: str) -> list[Finding] | None:
@@ -74,12 +77,21 @@ class Cache:
         try:
             if entry is None or entry[0] != digest or entry[1] != codes:
                 return None
+            if not all(self._unchanged(dependency, hash_) for dependency, hash_ in entry[3].items()):
+                return None  # another file of the package the findings were drawn from changed
             return [_finding(item) for item in entry[2]]
-        except (IndexError, KeyError, TypeError, ValueError):
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
             return None  # a malformed entry: lint the file again
 
-    def put(self, path: str, digest: str, codes: str, findings: Iterable[Finding]) -> None:
-        entry = [digest, codes, [_encode(finding) for finding in findings]]
+    def _unchanged(self, dependency: str, digest: str) -> bool:
+        if dependency not in self._current:
+            from flake8_tensorconv.inference.package import dependency_digest
+
+            self._current[dependency] = dependency_digest(dependency)
+        return self._current[dependency] == digest
+
+    def put(self, path: str, digest: str, codes: str, findings: Iterable[Finding], dependencies: dict[str, str] | None = None) -> None:
+        entry = [digest, codes, [_encode(finding) for finding in findings], dict(dependencies or {})]
         key = os.path.abspath(path)
         self._entries[key] = self._added[key] = entry
 

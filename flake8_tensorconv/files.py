@@ -11,6 +11,7 @@ on and an exclude matches it or a folder above it.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -174,14 +175,69 @@ def _ignore_specs(folder: str, repository: str | None, discovery: Discovery) -> 
 
 
 def _read_spec(path: str, discovery: Discovery) -> Any:
-    import pathspec  # only a walk that meets an ignore file pays for it
-
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+            lines = handle.read().splitlines()
     except OSError as error:
         discovery.errors.append(f"{_shown(path)}: cannot read: {error.strerror or error}")
         return None
+    return ignore_spec(lines)
+
+
+def ignore_spec(lines: list[str]) -> Any:
+    """The patterns of an ignore file, compiled: what ``pathspec.GitIgnoreSpec.from_lines`` makes of them.
+
+    Most ignore files hold only plain lines (``build/``, ``*.egg-info/``, ``/docs/_build``: names, ``*`` and ``/``),
+    which :class:`_PlainPatterns` matches itself; importing pathspec is a tenth of a check's time on a small project
+    (17 ms: it imports dataclasses, inspect and typing_extensions), so only a file with other lines pays for it."""
+    plain = _PlainPatterns.of(lines)
+    if plain is not None:
+        return plain
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+class _Decision:
+    def __init__(self, include: bool | None) -> None:
+        self.include = include
+
+
+class _PlainPatterns:
+    """Gitignore patterns made only of names, ``*`` within a name, and ``/`` (no ``!``, ``**``, ``?``, ``[``, ``\\``,
+    spaces, or a segment that is ``*``, ``.`` or ``..`` alone): git's rules for them are short. A pattern without a
+    ``/`` but a trailing one matches at any depth, one with a ``/`` from the ignore file's folder; a trailing ``/``
+    matches folders only (a folder's path is given with a trailing ``/``), and a pattern matches what is inside what
+    it matches. With no ``!``, a path is ignored when any pattern matches it."""
+
+    _LINE = re.compile(r"/?[\w.-]*(?:\*[\w.-]*)*(?:/[\w.-]*(?:\*[\w.-]*)*)*/?", re.ASCII)
+    _SEGMENT_ALONE = frozenset({"*", ".", ".."})
+
+    def __init__(self, pattern: re.Pattern[str] | None) -> None:
+        self._pattern = pattern
+
+    @classmethod
+    def of(cls, lines: list[str]) -> _PlainPatterns | None:
+        """The patterns of ``lines``, or None where a line is not plain."""
+        alternatives = []
+        for line in lines:
+            if not line or line.startswith("#"):
+                continue
+            if cls._LINE.fullmatch(line) is None or "**" in line:
+                return None
+            folder_only = line.endswith("/")
+            body = line[:-1] if folder_only else line
+            anchored = "/" in body
+            body = body[1:] if body.startswith("/") else body
+            segments = body.split("/")
+            if any(not segment or segment in cls._SEGMENT_ALONE for segment in segments):
+                return None
+            regex = "/".join("[^/]*".join(re.escape(part) for part in segment.split("*")) for segment in segments)
+            alternatives.append(("" if anchored else "(?:.+/)?") + regex + ("/" if folder_only else "(?:/|$)"))
+        return cls(re.compile("|".join(f"(?:{alternative})" for alternative in alternatives)) if alternatives else None)
+
+    def check_file(self, path: str) -> _Decision:
+        return _Decision(True if self._pattern is not None and self._pattern.match(path) is not None else None)
 
 
 _REPOSITORIES: dict[str, str | None] = {}

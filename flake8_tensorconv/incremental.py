@@ -93,10 +93,20 @@ class IncrementalLinter:
         self._file_key: tuple | None = None
         # (its group's key, its place in the group) -> the first line of the group then, and the findings its walk reported.
         self._bodies: dict[tuple, tuple[int, tuple[Finding, ...]]] = {}
+        # Other files of the package that kept findings were drawn from (path -> content hash then).
+        self._dependencies: dict[str, str] = {}
 
-    def lint(self, source: Source, settings: Settings, rules: RuleSet) -> list[Finding]:
-        """The findings of ``source``, sorted by position. Raises ParseError."""
+    def lint(self, source: Source, settings: Settings, rules: RuleSet, path: str | None = None) -> list[Finding]:
+        """The findings of ``source``, sorted by position. Raises ParseError.
+
+        ``path``: as for :func:`engine.lint_source`; a body's findings drawn from other files of the package are
+        kept only while those files stay as they were."""
         self.walked = self.reused = 0
+        if self._dependencies:
+            from flake8_tensorconv.inference.package import dependency_digest
+
+            if any(dependency_digest(key) != digest for key, digest in self._dependencies.items()):
+                self._bodies, self._dependencies = {}, {}
         if not needs_parse(source.text, rules):
             return []
         tree = self._parse(source)
@@ -122,7 +132,7 @@ class IncrementalLinter:
             keys: dict[int, tuple[tuple, int]] = {}  # no body is kept: nothing is reused
         else:
             keys = _body_keys(units, spans, texts, statements)
-        interpreter, context = prepare_walk(_MarkedSource(source) if marked else source, facts, rules, settings)
+        interpreter, context = prepare_walk(_MarkedSource(source) if marked else source, facts, rules, settings, path)
         findings = context.findings
         walks_by_trigger = interpreter.walks
         unit_of = {id(tree.body[index]): index for index in units}
@@ -172,6 +182,7 @@ class IncrementalLinter:
 
         walk_deeply(walk)
         self._bodies = bodies  # what this version has: an edit elsewhere reuses it
+        self._dependencies.update(context.dependencies)
         findings = unique_findings(findings)
         return unsuppressed([_unmarked(finding) for finding in findings] if marked else findings, source)
 

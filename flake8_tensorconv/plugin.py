@@ -70,7 +70,10 @@ class TensorConvChecker:
 
             if not needs_parse(text, rules):
                 return
-            findings = lint_source(Source(text=text), self.settings, rules, tree=self.tree, honour_noqa=False, prefiltered=True)
+            # The engine pauses Python's cyclic garbage collector during the analysis (engine.run_rules).
+            findings = lint_source(
+                Source(text=text), self.settings, rules, tree=self.tree, honour_noqa=False, prefiltered=True, path=self.filename
+            )
         except Exception as error:  # report it on this file, don't abort flake8's run
             if "TCV002" in codes:
                 yield 1, 0, f"TCV002 internal error in flake8-tensorconv, this file was not checked: {type(error).__name__}: {error}", type(self)

@@ -49,6 +49,8 @@ class FileResult:
         # The content hash of the file that ``findings`` describe (after a fix was written), or
         # None where they describe no file on disk: they may then not be cached.
         self.digest = digest
+        # Other files the findings were drawn from (path -> content hash): a cached result holds while they do.
+        self.dependencies: dict[str, str] = {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FileResult) and vars(self) == vars(other)
@@ -96,7 +98,7 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
         if mode.diff:
             return
         if _refused(path, mode):  # what remains is what the file still has
-            result.findings = lint_source(source, settings, rules, prefiltered=True)
+            result.findings = lint_source(source, settings, rules, prefiltered=True, path=path, dependencies=result.dependencies)
             result.fixed, result.fixed_codes, result.noqa_added = 0, {}, 0
         _write(path, source.encode(new_text), mode, result)
     except ParseError as error:
@@ -104,11 +106,16 @@ def _check(path: str, settings: Settings, mode: Mode, result: FileResult) -> Non
             result.findings = [_unparsable(str(error), error.position)]
 
 
-def check_source(source: Source, path: str, settings: Settings, mode: Mode, result: FileResult, rules: RuleSet | None = None) -> str | None:
-    """Lint, fix or add noqa comments to one text, filling ``result``; the new text when it changed. Raises ParseError."""
+def check_source(
+    source: Source, path: str, settings: Settings, mode: Mode, result: FileResult, rules: RuleSet | None = None, on_disk: bool = True
+) -> str | None:
+    """Lint, fix or add noqa comments to one text, filling ``result``; the new text when it changed. Raises ParseError.
+
+    ``on_disk``: the text is the file ``path`` (not stdin named so), whose package a would-be finding may read."""
     rules = rules or select_rules(settings, path)
+    package_path = path if on_disk else None
     if mode.fix or mode.diff:
-        fixed = fix_source(source, settings, unsafe=mode.unsafe_fixes, rules=rules)
+        fixed = fix_source(source, settings, unsafe=mode.unsafe_fixes, rules=rules, path=package_path, dependencies=result.dependencies)
         result.findings = fixed.remaining
         result.fixed = len(fixed.applied)
         for finding in fixed.applied:
@@ -119,7 +126,7 @@ def check_source(source: Source, path: str, settings: Settings, mode: Mode, resu
         if mode.diff:
             result.diff = unified_diff(path, source.text, fixed.text)
         return fixed.text
-    result.findings = lint_source(source, settings, rules, prefiltered=True)
+    result.findings = lint_source(source, settings, rules, prefiltered=True, path=package_path, dependencies=result.dependencies)
     if mode.add_noqa and result.findings:
         from flake8_tensorconv.noqa import add_noqa
 
@@ -145,7 +152,7 @@ def check_stdin(raw: bytes, path: str, settings: Settings, mode: Mode) -> tuple[
     if not needs_parse(source.text, rules):
         return result, raw
     try:
-        new_text = check_source(source, path, settings, mode._replace(add_noqa=False), result, rules)
+        new_text = check_source(source, path, settings, mode._replace(add_noqa=False), result, rules, on_disk=False)
     except ParseError as error:
         if unparsable_enabled:
             result.findings = [_unparsable(str(error), error.position)]
@@ -296,7 +303,7 @@ def check_files(
     for index, result in _run(pending, paths, per_path, mode, jobs, progress):
         results[index] = result
         if cache is not None and result.digest is not None and result.error is None:
-            cache.put(result.path, result.digest, _codes(per_path[index], result.path), result.findings)
+            cache.put(result.path, result.digest, _codes(per_path[index], result.path), result.findings, result.dependencies)
     if cache is not None:
         cache.save()
     return results  # type: ignore[return-value]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flake8_tensorconv.config import DEFAULT_EXCLUDE
 
@@ -150,18 +152,62 @@ def test_a_folder_named_explicitly_is_walked_even_if_an_ignore_file_above_ignore
     assert shown(tensorconv, tmp_path, "vendored") == ["vendored/lib/a.py"]
 
 
-def test_pathspec_is_imported_only_when_a_walk_meets_an_ignore_file(tmp_path):
+def test_pathspec_is_imported_only_when_a_walk_meets_an_ignore_file_with_more_than_plain_lines(tmp_path):
     import subprocess
     import sys
 
     (tmp_path / ".git").mkdir()
-    (tmp_path / ".gitignore").write_text("ignored.py\n")
-    write(tmp_path, "a.py", "ignored.py")
+    (tmp_path / ".gitignore").write_text("# plain lines\nignored.py\nbuild/\n*.egg-info/\n")
+    write(tmp_path, "a.py", "ignored.py", "plain/a.py", "plain/ignored.py", "plain/build/b.py", "plain/c.py", "fancy/b.py", "fancy/keep.py")
+    (tmp_path / "plain" / ".ignore").write_text("/c.py\n")
+    (tmp_path / "fancy" / ".ignore").write_text("!keep.py\n[bc].py\n")
     code = (
         "import sys\nfrom flake8_tensorconv import cli\n"
         "cli.main(['check', '-j1', '--no-cache', 'a.py'])\nprint('pathspec' in sys.modules)\n"
-        "cli.main(['check', '-j1', '--no-cache', '.'])\nprint('pathspec' in sys.modules)\n"
+        "cli.main(['check', '--show-files', 'plain'])\nprint('pathspec' in sys.modules)\n"
+        "cli.main(['check', '--show-files', 'fancy'])\nprint('pathspec' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert [line for line in result.stdout.splitlines() if line in ("True", "False")] == ["False", "True"]
-    assert "ignored.py" not in result.stdout
+    assert [line for line in result.stdout.splitlines() if line in ("True", "False")] == ["False", "False", "True"]
+    assert [line for line in result.stdout.splitlines() if line.endswith(".py")] == ["plain/a.py", "fancy/keep.py"]
+
+
+_SEGMENTS = st.sampled_from(["a", "b", "ab", "*", "a*", "*.py", ".venv", "x-y", "...", ".", "**", "é", "a b", "[ab]", "!a", "#a", ""])
+_PATTERNS = st.builds(
+    lambda anchor, segments, folder: anchor + "/".join(segments) + folder,
+    st.sampled_from(["", "/"]),
+    st.lists(_SEGMENTS, min_size=1, max_size=3),
+    st.sampled_from(["", "/"]),
+)
+_PATHS = st.builds(
+    lambda parts, folder: "/".join(parts) + folder,
+    st.lists(st.sampled_from(["a", "b", "ab", "a.py", ".venv", "x-y", "..."]), min_size=1, max_size=4),
+    st.sampled_from(["", "/"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PATTERNS, max_size=4), st.lists(_PATHS, min_size=1, max_size=5))
+def test_plain_ignore_lines_are_matched_as_pathspec_matches_them(lines, paths):
+    """An ignore file of plain lines is matched without pathspec, with pathspec's decisions; any other is pathspec's."""
+    import pathspec
+
+    from flake8_tensorconv.files import ignore_spec
+
+    spec, reference = ignore_spec(lines), pathspec.GitIgnoreSpec.from_lines(lines)
+    for path in paths:
+        assert spec.check_file(path).include == reference.check_file(path).include, (lines, path)
+
+
+def test_ignore_files_of_plain_lines_are_matched_without_pathspec():
+    from flake8_tensorconv.files import ignore_spec
+
+    spec = ignore_spec(["# a comment", "", "build/", "*.egg-info/", "/docs/_build", "a/*.py"])
+    assert type(spec).__module__ == "flake8_tensorconv.files"
+    paths = ("build/", "x/build/", "build", "p.egg-info/", "docs/_build/", "x/docs/_build/", "a/b.py", "a/b/c.py", "b.py")
+    decisions = {path: spec.check_file(path).include for path in paths}
+    assert decisions == {
+        "build/": True, "x/build/": True, "build": None, "p.egg-info/": True, "docs/_build/": True,
+        "x/docs/_build/": None, "a/b.py": True, "a/b/c.py": None, "b.py": None,
+    }
+    assert type(ignore_spec(["!keep.py"])).__module__.startswith("pathspec")

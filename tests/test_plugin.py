@@ -121,3 +121,30 @@ def test_internal_error_is_reported_on_the_file_not_raised(monkeypatch):
     assert len(results) == 1
     line, column, message, _ = results[0]
     assert (line, column) == (1, 0) and message.startswith("TCV002 internal error")
+
+
+def test_the_garbage_collector_is_paused_during_an_analysis_and_left_as_it_was(monkeypatch):
+    import gc
+
+    from flake8_tensorconv import engine
+
+    seen: list[bool] = []
+    walk_deeply = engine.walk_deeply
+
+    def watching(*args: object, **kwargs: object) -> None:
+        seen.append(gc.isenabled())
+        walk_deeply(*args, **kwargs)
+
+    monkeypatch.setattr("flake8_tensorconv.engine.walk_deeply", watching)
+    plugin.TensorConvChecker.parse_options(_options())
+    source = "import torch\nx = torch.ones(3, requires_grad=True).numpy()\n"
+    assert gc.isenabled()
+    results = list(_checker(source).run())
+    assert seen == [False] and gc.isenabled()
+    assert [message.split()[0] for _, _, message, _ in results] == ["TCV101"]
+    gc.disable()
+    try:
+        assert len(list(_checker(source).run())) == 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -760,9 +760,13 @@ CASES = {
         for epoch in range(3):
             later = (w * x).sum()
             later.backward()
-        stale = (w * x).sum()
+        stale = (w ** 2).sum()
         w.data.sub_(0.5)  # expect: TCV104
         stale.backward()
+        u = torch.randn(3, requires_grad=True)
+        kept_nothing = (u * x).sum()  # the product keeps `x` for u's gradient, not `u`: right gradients
+        u.data.sub_(0.5)
+        kept_nothing.backward()
     """,
     "a_leaf_made_with_requires_grad_is_updated_through_data": """
         import torch

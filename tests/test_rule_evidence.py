@@ -324,6 +324,109 @@ def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_plac
     assert messages[7] == messages[4]
 
 
+_KEPT_OR_NOT = """\
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4, 4))
+            self.key = nn.Linear(4, 4)
+
+        def masked(self, q, k, mask):
+            dots = torch.einsum("bqa,bka->bqk", q, self.w @ k)
+            dots.data.masked_fill_(mask, -float("inf"))  # nothing kept: einsum keeps q and k
+            return F.softmax(dots, -1)
+
+        def sigmoid(self, x, mask):
+            p = torch.sigmoid(self.key(x))
+            p.data.masked_fill_(mask, 0.0)  # kept: sigmoid keeps its result
+            return p
+
+        def layer(self, x, mask):
+            h = self.key(x)
+            h.data.masked_fill_(mask, 0.0)  # nothing kept: a Linear layer keeps its input
+            return h
+
+        def product(self, x, mask):
+            h = self.key(x)
+            y = h * self.w
+            h.data.masked_fill_(mask, 0.0)  # kept: `h * w` keeps h for w's gradient
+            return y
+
+        def scaled(self, x, mask):
+            h = self.key(x)
+            y = h * 2 + h.sum() + h.shape[0]
+            h.data.masked_fill_(mask, 0.0)  # nothing kept: a product with a number keeps nothing of h
+            return y
+
+        def view(self, x):
+            h = self.key(x).softmax(-1)
+            v = h.view(-1)
+            v.data.zero_()  # kept: a view of softmax's result
+            return h
+
+        def loop(self, x):
+            h = self.key(x)
+            out = []
+            for _ in range(3):
+                h.data.clamp_(0, 1)  # kept: `h * w` of the last pass reads it
+                out.append(h * self.w)
+            return out
+
+        def alias(self, x):
+            h = self.key(x)
+            buf = h.data  # kept: matmul reads h before the write into buf
+            y = h @ self.w
+            buf.zero_()
+            return y
+
+        def either(self, x, prior, mask):
+            logp = -2.0 * self.key(x).sum(1)
+            if prior is not None:
+                logp = F.log_softmax(logp, -1) + prior
+            logp.data.masked_fill_(mask, -1e9)  # nothing kept on either path
+            return logp
+
+        def branch(self, x, flag, mask):
+            y = self.key(x)
+            if flag:
+                y = y.exp()
+            y.data.masked_fill_(mask, 0.0)  # kept: exp's result on one path
+            return y
+
+        def unknown(self, x, mask):
+            y = self.key(x).scatter(1, mask, 0.0)
+            y.data.masked_fill_(mask, 0.0)  # kept: an op the table does not know may keep its result
+            return y
+
+
+    w = nn.Parameter(torch.ones(2))
+    loss = (w + 1).sum()
+    w.data.sub_(0.5)
+    loss.backward()
+    v = nn.Parameter(torch.ones(2))
+    loss = (v ** 2).sum()
+    v.data.sub_(0.5)  # kept: the power keeps v
+    loss.backward()
+"""
+
+
+def test_data_instead_of_detach_says_wrong_gradients_only_where_an_op_kept_the_tensor():
+    text = textwrap.dedent(_KEPT_OR_NOT)
+    lines = text.splitlines()
+    result = lint_source(Source(text=text), Settings())
+    messages = {f.start.line: f.message for f in result if f.code == "TCV104"}
+    expected = {number: "# kept" in line for number, line in enumerate(lines, 1) if "# kept" in line or "# nothing kept" in line}
+    assert set(messages) == set(expected)  # the parameter updated where no op kept it is not reported
+    for line, kept in expected.items():
+        assert ("silently wrong gradients" in messages[line]) is kept, lines[line - 1]
+        assert ("`.detach()` does the same and keeps the check" in messages[line]) is not kept, lines[line - 1]
+
+
 def _apply_as_a_client(text: str, fixes) -> str:
     """Apply every edit of every fix at once, as an editor applying several quick fixes would."""
     source = Source(text=text)

@@ -93,7 +93,8 @@ class CallsMixin:
         if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
             return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
         if callee.kind is Kind.MODULE:
-            return self._module_output(callee, args, node)
+            # `self(x)`, `net(x)` of a module class of the file whose forward detaches or runs under no_grad.
+            return self._grad_free_forward(callee) or self._module_output(callee, args, node)
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
         if isinstance(func, ast.Name) and func.id in self.facts.record_fields and callee.kind in (Kind.OTHER, Kind.UNKNOWN):
@@ -180,6 +181,8 @@ class CallsMixin:
             if tensors:
                 return tensor(Grad.NO, any_device([a.device for a in tensors]), K.TORCH_INTEGER_RESULTS[qualname], device_origin=device_origin_of(tensors))
             return tensor(Grad.NO, self._device_keyword(node, keywords), K.TORCH_INTEGER_RESULTS[qualname])
+        if qualname in K.GRADIENT_FUNCTIONS:
+            return self._gradients(node, K.GRADIENT_FUNCTIONS[qualname])
         if qualname in K.TORCH_DTYPE_RESULTS:
             return Value(kind=Kind.DTYPE, grad=Grad.NO)
         if qualname == "torch.load":
@@ -215,7 +218,7 @@ class CallsMixin:
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
-                return self._torch_module_instance(qualname, keywords)
+                return self._torch_module_instance(qualname, keywords, args)
             if name in ("topk", "sort", "kthvalue", "mode") or (name in K.VALUES_INDICES_WITH_DIM and len(args) + len(keywords) > 1):
                 return self._values_indices(args[0] if args else UNKNOWN)
             if qualname in K.SET_GRAD_ENABLED or qualname in K.GRAD_MODE_SWITCHES:
@@ -242,6 +245,15 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _gradients(self, node: ast.Call, create_graph_position: int) -> Value:
+        """``torch.autograd.grad(loss, params)``: a tuple of gradients, which require grad only where ``create_graph``
+        is set (a double backward); without it they are made outside any graph."""
+        create_graph = node.args[create_graph_position] if len(node.args) > create_graph_position else kwarg(node, "create_graph")
+        literal = False if create_graph is None else literal_bool(self._literal(create_graph))
+        grad = Grad.NO if literal is False else Grad.UNKNOWN if literal is None else Grad.YES
+        gradient = tensor(grad, Device.UNKNOWN, grad_origin=origin(node) if grad is Grad.YES else None)
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=gradient)
 
     def _string_literal(self, node: ast.expr | None) -> str | None:
         """The string ``node`` spells, or that the name ``node`` is bound to once (in its function, else the module)."""
@@ -502,6 +514,11 @@ class CallsMixin:
         if name in K.GRAD_FROM_OPERANDS_METHODS:
             flat = grad_operands([plain], [*args, *keywords.values()])
             return plain.with_(grad=any_grad([a.grad for a in flat]), grad_origin=grad_origin_of(flat))
+        if name not in K.TENSOR_API and plain.grad not in (Grad.YES, Grad.MAYBE):
+            # No tensor has this method: the receiver is another object (moved with its own `.to()`), and with no
+            # grad source behind it what the method returns is unknown. What an object made by a grad source (a
+            # model-named callable's result) returns keeps that evidence.
+            return UNKNOWN
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:

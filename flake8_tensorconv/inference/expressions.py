@@ -17,6 +17,7 @@ from flake8_tensorconv.inference.support import (
     grad_operands,
     is_none,
     keeps_grad,
+    made_without_grad,
     union_members,
 )
 from flake8_tensorconv.values import (
@@ -65,6 +66,8 @@ class ExpressionsMixin:
             value = UNKNOWN
         if not self.state.grad_enabled and value.kind in (Kind.TENSOR, Kind.UNKNOWN) and not keeps_grad(node, value):
             value = value.with_(grad=Grad.NO)
+        elif not self.state.grad_enabled and value.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
+            value = made_without_grad(value)  # `out, h = net.step(x)` under no_grad: the items have no grad either
         elif value.kind is Kind.NDARRAY and value.array_origin is None and isinstance(node, ast.Call):
             value = value.with_(array_origin=origin(node))  # the call that made the array: evidence for TCV2xx messages
         self.values[id(node)] = value
@@ -209,6 +212,13 @@ class ExpressionsMixin:
             return FOREIGN
         if container.kind is Kind.UNKNOWN and arrays.has_negative_step(node.slice) and arrays.numpy_only_index(node.slice):
             return ndarray(facts=frozenset({arrays.NEGATIVE_STRIDE}))
+        if (
+            container.kind in (Kind.UNKNOWN, Kind.MAPPING) and container.element is None and not container.facts
+            and isinstance(key, ast.Constant) and isinstance(key.value, str) and is_data_name(key.value)
+        ):
+            # `batch["labels"]`, `inputs["input_ids"]`: an item named as data (labels, token ids, masks) needs no grad,
+            # whatever dict holds it (a loader's batch, a tokenizer's output).
+            return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
         if container.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
             index = node.slice
             if container.elements is not None and isinstance(index, ast.Constant) and isinstance(index.value, int):

@@ -92,10 +92,18 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}
 
 
+def _word_first(words: str) -> str:
+    """``\\b(?:a|b)`` as a regex that starts with the words themselves, each followed by a lookbehind that sees no word
+    character before it: a pattern that starts with literals is scanned for quickly, one that starts with ``\\b`` is
+    tried at every position of the text (a few ms per scan of a large file, scans that were a third of the analysis of
+    torch/nn). Same matches."""
+    return "(?:" + "|".join(rf"{word}(?<!\w{word})" for word in words.split("|")) + ")"
+
+
 _FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
 # `Adam(model.parameters(), ...)`, `optim.SGD(params=self.net.parameters())`: a model whose parameters are trained.
 _TRAINED = re.compile(
-    r"\b(?:" + "|".join(sorted(K.OPTIMIZER_NAMES)) + r")\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
+    _word_first("|".join(sorted(K.OPTIMIZER_NAMES))) + r"\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
 )
 
 # `model.freeze()`, `self.encoder.requires_grad_(False)`, `net.eval().requires_grad_(False).to(device)`: a model whose
@@ -104,9 +112,54 @@ _FROZEN = re.compile(
     r"\b((?:self\.)?\w+)(?:\.(?:eval|train|cpu|cuda|to|float|half|double|bfloat16)\([^()]*\))*"
     r"\.(?:freeze\(\s*\)|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\))"
 )
+
+
+def _chain_findall(pattern: re.Pattern[str], text: str, needles: Iterable[str]) -> list[str]:
+    """``pattern.findall(text)`` (one group) for a pattern each of whose matches ends with a needle and is, before it,
+    a chain of names, dots and calls whose arguments hold no parentheses (``self.net.to(device).``).
+
+    The pattern is tried only at the positions between each needle and the earliest start of a chain leading to it
+    (:func:`_chain_start`), in order, going on after each match as ``findall`` does: the same matches, without trying
+    a pattern that starts with ``\\b\\w+`` at every word of a large file (10-20 ms for torch's ``functional.py``).
+    A chain cannot pass a needle's own ``(`` without reaching the needle, so a match that ends with a later needle
+    does not start before the earliest start of an earlier one: nothing before that is skipped."""
+    found: list[str] = []
+    position = 0  # where findall goes on: the end of the last match
+    look_from = 0  # where the next needle is looked for
+    while True:
+        needle = min((index for needle in needles if (index := text.find(needle, look_from)) >= 0), default=-1)
+        if needle < 0:
+            return found
+        for start in range(max(position, _chain_start(text, needle)), needle):
+            match = pattern.match(text, start)
+            if match is not None:
+                found.append(match.group(1))
+                position = look_from = match.end()
+                break
+        else:
+            look_from = needle + 1
+
+
+def _chain_start(text: str, end: int) -> int:
+    """The earliest position from which a chain of names, dots and calls with flat arguments may reach ``end``."""
+    index = end
+    while index > 0:
+        character = text[index - 1]
+        if character.isalnum() or character in "_.":  # what `\\w` and `.` match
+            index -= 1
+        elif character == ")":
+            opening = text.rfind("(", 0, index - 1)
+            if opening < 0 or text.rfind(")", 0, index - 1) > opening:
+                return index  # arguments with parentheses: no chain goes through this call
+            index = opening
+        else:
+            return index
+    return index
+
+
 # `for p in model.parameters(): p.requires_grad = False` (the loop's first statement): every parameter frozen.
 _FROZEN_BY_LOOP = re.compile(
-    r"\bfor\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
+    _word_first("for") + r"\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
     r"\w+\.(?:requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\))"
 )
 # `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
@@ -181,18 +234,17 @@ class FileFacts:
         self._self_stores: dict[int, frozenset[str]] = {}
         # class name -> ``stored_outside_init``.
         self._stored_outside_init: dict[str, frozenset[str]] = {}
-        # Whether a `for` clause of the file may bind an attribute of `self` (`for self.i in ...`, also in a
-        # comprehension), read from the text once: where none can, ``self_stores`` looks at statements' targets only.
-        self._self_for_targets: bool | None = None
+        # The lines where a `for` clause may bind an attribute of `self` (`for self.i in ...`, also in a comprehension),
+        # read from the text once (None: not yet; [0]: line numbers unknown, every function counts): a function without
+        # one in its lines is looked at for its statements' targets only (``self_stores``).
+        self._self_for_target_lines: list[int] | None = None
 
     def self_stores(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
         """Names that ``function`` binds on ``self`` (``self.x = ...``, ``self.x += ...``, ``self.x, y = ...``), worked
         out once per function: the class's storage facts, `__init__`'s and the other methods' stores all ask."""
         found = self._self_stores.get(id(function))
         if found is None:
-            if self._self_for_targets is None:
-                self._self_for_targets = self.text is None or _SELF_FOR_TARGET.search(self.text) is not None
-            nodes = ast.walk(function) if self._self_for_targets else _target_nodes(function)
+            nodes = ast.walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
             found = frozenset(
                 node.attr
                 for node in nodes
@@ -200,6 +252,24 @@ class FileFacts:
             )
             self._self_stores[id(function)] = found
         return found
+
+    def _may_bind_self_in_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether a `for` written in the lines of ``function`` (decorators included) may bind an attribute of `self`.
+        Asked per function rather than per file: one such `for` in a file (or in its prose) made every method of
+        the file walked whole, a sixth of the analysis of torch's trigger files under a profiler."""
+        lines = self._self_for_target_lines
+        if lines is None:
+            text = self.text
+            if text is None or "\r" in text:  # lines not numbered as the parser numbers them
+                lines = [0]
+            else:
+                lines = [bisect.bisect_right(self.line_starts, match.start()) for match in _SELF_FOR_TARGET.finditer(text)]
+            self._self_for_target_lines = lines
+        if lines == [0]:
+            return True
+        first = min([function.lineno, *(decorator.lineno for decorator in function.decorator_list)])
+        index = bisect.bisect_left(lines, first)
+        return index < len(lines) and lines[index] <= (function.end_lineno or function.lineno)
 
     def class_defined_once(self, name: str) -> ast.ClassDef | None:
         """The file's class ``name``, where the file defines it exactly once (a name defined twice is not known)."""
@@ -235,12 +305,18 @@ class FileFacts:
             self.filled_on_self_lines = [bisect.bisect_right(self.line_starts, match.start()) for match in matches]
         return self._filled_on_self
 
-    def _names_matching(self, pattern: re.Pattern[str], *needles: str) -> frozenset[str]:
-        """What ``pattern`` captures in the file's text, worked out once; nothing where no needle occurs (no scan)."""
+    def _names_matching(self, pattern: re.Pattern[str], *needles: str, chained: bool = False) -> frozenset[str]:
+        """What ``pattern`` captures in the file's text, worked out once; nothing where no needle occurs (no scan).
+
+        ``chained``: every match is a chain of names, dots and calls (``self.x.to(d).freeze(``) that leads to a needle,
+        so it is tried only at the chains before the needles (:func:`_chain_findall`), not at every word of the text."""
         found = self._names_by_pattern.get(pattern)
         if found is None:
             text = self.text or ""
-            found = frozenset(pattern.findall(text) if any(needle in text for needle in needles) else ())
+            if not any(needle in text for needle in needles):
+                found = frozenset()
+            else:
+                found = frozenset(_chain_findall(pattern, text, needles) if chained else pattern.findall(text))
             self._names_by_pattern[pattern] = found
         return found
 
@@ -254,7 +330,7 @@ class FileFacts:
     def frozen_models(self) -> frozenset[str]:
         """Names (``model``, ``self.encoder``) on which the file calls ``.freeze()`` or ``.requires_grad_(False)``,
         or whose parameters a loop sets ``requires_grad = False`` one by one."""
-        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(") | self._names_matching(
+        return self._names_matching(_FROZEN, "freeze(", "requires_grad_(", chained=True) | self._names_matching(
             _FROZEN_BY_LOOP, "requires_grad"
         )
 
@@ -422,7 +498,7 @@ def _helpers(tree: ast.Module, facts: FileFacts) -> Mapping[str, ast.FunctionDef
 
 
 # A `for` whose target names an attribute of `self` (`for self.i in range(n)`, `[... for self.x in xs]`).
-_SELF_FOR_TARGET = re.compile(r"\bfor\b(?:(?!\bin\b)[^\n])*?\bself\s*\.")
+_SELF_FOR_TARGET = re.compile(_word_first("for") + r"\b(?:(?!\bin\b)[^\n])*?\bself\s*\.")
 
 
 def _target_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:

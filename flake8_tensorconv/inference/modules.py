@@ -33,11 +33,17 @@ from flake8_tensorconv.values import (
 
 
 class ModulesMixin:
-    def _torch_module_instance(self, qualname: str, keywords: dict[str | None, Value]) -> Value:
+    def _torch_module_instance(self, qualname: str, keywords: dict[str | None, Value], args: list[Value] | None = None) -> Value:
         """``torch.nn.Linear(...)``: a module of torch's, holding parameters unless it is parameter-free."""
         if qualname.startswith("torch.nn.modules."):
             # `from torch.nn.modules.distance import CosineSimilarity`: the class torch.nn exports by its name.
             qualname = "torch.nn." + qualname.rpartition(".")[2]
+        if qualname in K.WRAPPING_MODULES:
+            # `nn.DataParallel(net)`: the wrapped module's parameters, in its dtype and on its device.
+            wrapped = args[0] if args else UNKNOWN
+            if wrapped.kind is Kind.MODULE:
+                return wrapped.with_(facts=wrapped.facts - {Fact.SELF}, instance_of=qualname)
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=frozenset({Fact.PARAMETRIZED}), instance_of=qualname)
         free = qualname in K.PARAMETER_FREE_MODULES
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.

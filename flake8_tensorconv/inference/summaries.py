@@ -413,14 +413,31 @@ def scored_against_truth(function: ast.FunctionDef | ast.AsyncFunctionDef, name:
     return False
 
 
+def clean_docstring(text: str) -> str:
+    """What ``ast.get_docstring(node, clean=True)`` gives for a docstring ``text``: tabs expanded, the first line's
+    leading whitespace and the other lines' common indentation removed, blank lines at either end dropped. Worked out
+    here because ``ast`` does it with ``inspect.cleandoc``, and importing ``inspect`` is 3 ms of a check."""
+    lines = text.expandtabs().split("\n")
+    margins = [len(line) - len(line.lstrip()) for line in lines[1:] if line.lstrip()]
+    margin = min(margins, default=0)
+    lines = [lines[0].lstrip()] + [line[margin:] for line in lines[1:]]
+    while lines and not lines[-1]:
+        lines.pop()
+    start = 0
+    while start < len(lines) and not lines[start]:
+        start += 1
+    return "\n".join(lines[start:])
+
+
 def documented_as_output(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     """The first sentence of the docstring's entry for parameter ``name`` describes it as a model's output
     (``logits: ...``, ``preds: output of the model``). What the entry relates the value to (``IoU values for
     ground truth and predictions``, ``targets for the logits``) and what later sentences say (``If unset,
     predictions will not be resized``) describe other values, not this one."""
-    docstring = ast.get_docstring(function, clean=True)
+    docstring = ast.get_docstring(function, clean=False)
     if not docstring or name not in docstring:
         return False
+    docstring = clean_docstring(docstring)
     entry = _parameter_entry(docstring.splitlines(), name)
     if entry is None:
         return False
@@ -725,6 +742,22 @@ class SummariesMixin:
         known[key] = value = self._walked_return(method, class_name, {}, {})
         return value
 
+    def _grad_free_forward(self, module: Value) -> Value | None:
+        """What calling ``module`` returns where its class is the file's and its ``forward`` shows the result holds no
+        grad (it detaches, or computes under ``no_grad``): calling a module runs its ``forward``, a sanitiser there is
+        on the path. None where the forward is not the file's or may return something that requires grad."""
+        class_name = self.state.class_name if Fact.SELF in module.facts else module.instance_of
+        if class_name is None or class_name not in self.facts.module_classes or self.depth >= MAX_DEPTH:
+            return None
+        key = (class_name, "forward()")
+        known = self.facts.method_returns
+        if key not in known:
+            known[key] = UNKNOWN  # `self(x)` inside forward itself
+            method = _forward(self.facts, class_name)
+            known[key] = UNKNOWN if method is None else self._walked_return(method, class_name, {}, {})
+        value = known[key]
+        return value if value.kind is Kind.TENSOR and value.grad is Grad.NO else None
+
     def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
         ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under
@@ -914,6 +947,18 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
         return None
     return method
+
+
+def _forward(facts: FileFacts, class_name: str) -> ast.FunctionDef | None:
+    """The ``forward`` defined once in the file's class ``class_name``, not a generator. A decorator is allowed
+    (`@torch.no_grad()`, an argument validator): its summary is only trusted where it shows no grad."""
+    cls = facts.class_defined_once(class_name)
+    methods = [] if cls is None else [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "forward"]
+    if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef):
+        return None
+    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(methods[0])):
+        return None
+    return methods[0]
 
 
 def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:

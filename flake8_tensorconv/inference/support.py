@@ -142,6 +142,21 @@ def keeps_grad(node: ast.expr, value: Value) -> bool:
     return value.grad is Grad.YES and (Fact.PARAMETER in value.facts or (isinstance(node, ast.Call) and kwarg(node, "requires_grad") is not None))
 
 
+def made_without_grad(value: Value) -> Value:
+    """What a container made with grad mode off holds: its tensors (and items of unknown kind) do not require grad,
+    as one tensor made there does not (``logits, value, hx = net.step(obs)`` under ``no_grad``). Leaves keep
+    it: a parameter (``model.parameters()``) or a layer's weight requires grad in any grad mode."""
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+        if value.grad is Grad.NO or value.facts & {Fact.PARAMETER, Fact.LEAF}:
+            return value
+        return value.with_(grad=Grad.NO, grad_origin=None)
+    if value.kind not in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE) or (value.elements is None and value.element is None):
+        return value
+    elements = None if value.elements is None else tuple(made_without_grad(element) for element in value.elements)
+    element = None if value.element is None else made_without_grad(value.element)
+    return value.with_(elements=elements, element=element)
+
+
 def kwarg(node: ast.Call, name: str) -> ast.expr | None:
     for keyword in node.keywords:
         if keyword.arg == name:

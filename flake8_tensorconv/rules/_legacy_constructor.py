@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import enum
 import re
+import struct
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
@@ -162,11 +163,32 @@ def converts_exactly(node: ast.expr, dtype: str | None) -> bool:
     if dtype in _FLOAT_LIMITS:
         exact, smallest, largest = _FLOAT_LIMITS[dtype]
         return all(
-            abs(value) <= exact if isinstance(value, int) else value == 0 or smallest <= abs(value) <= largest
+            abs(value) <= exact if isinstance(value, int)
+            else value == 0 or smallest <= abs(value) <= largest or _subnormal_kept(value, dtype)
             for value in numbers
         )
     low, high = _INTEGER_RANGES.get(dtype, (1, 0))
     return all(isinstance(value, int) and low <= value <= high for value in numbers)
+
+
+# struct formats of the float dtypes whose subnormal values Python can round to.
+_STRUCT_FORMATS = {"float16": "e", "float32": "f", "float64": "d"}
+
+
+def _subnormal_kept(value: float, dtype: str) -> bool:
+    """A literal below the dtype's normal range that the dtype still holds to every digit written: a subnormal such
+    as float32's ``5.6052e-45`` (four times the smallest), printed from a float32 tensor and pasted back."""
+    code = _STRUCT_FORMATS.get(dtype)
+    if code is None:
+        return False
+    try:
+        rounded = struct.unpack(code, struct.pack(code, value))[0]
+    except (OverflowError, struct.error):
+        return False
+    if rounded == 0:
+        return False  # below the smallest subnormal: the value becomes zero
+    digits = len(repr(abs(value)).split("e")[0].replace(".", "").lstrip("0")) or 1
+    return float(f"{rounded:.{digits - 1}e}") == value
 
 
 def is_python_int(node: ast.expr) -> bool:
@@ -774,7 +796,7 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
         # `torch.LongTensor(np.loadtxt(path, dtype=np.float32)[:, -1])`: whether the column holds whole numbers
         # (class ids written as floats) is decided by the file, not visible in the code.
         verdict = UNKNOWN_SOURCE
-    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, statement):
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, statement, binary=target == "bool"):
         verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
     if verdict == CHANGES and ((back and _whole_numbers(argument, ctx, statement)) or _divided(call.node, parents)):
         # `Tensor(np.hstack([np.zeros(n, dtype=int), np.ones(m, dtype=int)])).long()`: 0/1 integers come back
@@ -798,11 +820,12 @@ _JOINS = frozenset(
 )
 
 
-def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
+def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0, binary: bool = False) -> bool:
     """Floats that are whole numbers by construction: zeros, ones, an identity, joined or stacked.
 
     A name counts when every binding of it before ``before`` assigns such a value and nothing writes
-    into it in place afterwards (the def-use index).
+    into it in place afterwards (the def-use index). With ``binary``, only 0 and 1 count (what a bool
+    dtype keeps): zeros, ones, an identity, comparisons, not counters or other whole numbers.
     """
     if depth > 4:
         return False
@@ -813,31 +836,40 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
             if binding.value is None or not (_start(binding.value) <= _start(before) and _end(before) <= _end(binding.value))
         ]
         return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
-            _counter(node.id, binding, ctx) if binding.value is None else (
-                _writes_whole_numbers(node.id, binding.value, ctx, depth)
-                and _whole_numbers(binding.value, ctx, binding.value, depth + 1)
+            (not binary and _counter(node.id, binding, ctx)) if binding.value is None else (
+                _writes_whole_numbers(node.id, binding.value, ctx, depth, binary=binary)
+                and (
+                    _whole_numbers(binding.value, ctx, binding.value, depth + 1, binary=binary)
+                    or (_allocation(binding.value, ctx) and ctx.scope.written_in_place_after(node.id, binding.value))
+                )
             )
             for binding in bindings
         )
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VALUE_KEEPING_METHODS:
-        return _whole_numbers(node.func.value, ctx, before, depth)  # `ids.long().to(device)`: the same numbers
+        return _whole_numbers(node.func.value, ctx, before, depth, binary=binary)  # `ids.long().to(device)`: the same numbers
     if isinstance(node, (ast.List, ast.Tuple)):
-        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth) for element in node.elts)
+        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth, binary=binary) for element in node.elts)
     if isinstance(node, ast.Constant):
+        if binary:
+            return isinstance(node.value, (int, float)) and node.value in (0, 1)
         return isinstance(node.value, (int, float)) and float(node.value).is_integer() and abs(node.value) <= 2**24
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _whole_numbers(node.operand, ctx, before, depth + 1)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not binary:
+        return _whole_numbers(node.operand, ctx, before, depth + 1, binary=binary)
     if isinstance(node, ast.Attribute) and node.attr == "T":
-        return _whole_numbers(node.value, ctx, before, depth + 1)
+        return _whole_numbers(node.value, ctx, before, depth + 1, binary=binary)
+    if isinstance(node, ast.Compare):
+        return True  # `np.abs(i - j) > width`: booleans, stored as 0 and 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitXor, ast.BitAnd, ast.BitOr)):
+        return _whole_numbers(node.left, ctx, before, depth + 1, binary=binary) and _whole_numbers(node.right, ctx, before, depth + 1, binary=binary)
     if not (isinstance(node, ast.Call) and node.args):
         return False
     qualname = ctx.qualname(node.func) or ""
     if qualname in _WHOLE_NUMBER_MAKERS:
         return True
     if qualname == "numpy.full":
-        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1)
+        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1, binary=binary)
     if qualname in _JOINS or qualname in _TORCH_CONVERSIONS:
-        return _whole_numbers(node.args[0], ctx, before, depth)  # nested calls end: only names can loop
+        return _whole_numbers(node.args[0], ctx, before, depth, binary=binary)  # nested calls end: only names can loop
     return False
 
 
@@ -849,6 +881,11 @@ _VALUE_KEEPING_METHODS = frozenset(
 _TORCH_CONVERSIONS = frozenset(
     {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor", "torch.IntTensor"}
 )
+
+
+def _allocation(node: ast.expr, ctx: Context) -> bool:
+    """``np.empty(shape)``: an array whose values are only what is written into it afterwards."""
+    return isinstance(node, ast.Call) and (ctx.qualname(node.func) or "") in ("numpy.empty", "numpy.empty_like")
 
 
 def _counter(name: str, binding: Binding, ctx: Context) -> bool:
@@ -874,7 +911,7 @@ def _builtin_call(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
-def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int) -> bool:
+def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, binary: bool = False) -> bool:
     """Whether every in-place write of ``name`` after it gets ``value`` (before its next binding) stores whole
     numbers: ``ids[mask] = i`` with ``i`` a counter, ``grid[:, j] = 1``."""
     if not ctx.scope.written_in_place_after(name, value):
@@ -893,7 +930,7 @@ def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int) 
         assignment = parents.get(id(mention.node))
         if not (isinstance(mention.node, ast.Subscript) and isinstance(assignment, ast.Assign)):
             return False
-        if not _whole_numbers(assignment.value, ctx, assignment, depth + 1):
+        if not _whole_numbers(assignment.value, ctx, assignment, depth + 1, binary):
             return False
     return True
 

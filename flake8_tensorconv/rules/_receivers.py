@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.values import Kind
+from flake8_tensorconv.values import Fact, Grad, Kind
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
@@ -91,3 +91,25 @@ def holds_gradients(node: ast.expr, ctx: Context) -> bool:
     if isinstance(node, ast.Attribute) and name == "grad":
         return True
     return "grad" in name.lower() and ctx.value(node).kind is not Kind.TENSOR
+
+
+def grad_free_as_called(node: ast.expr, ctx: Context) -> bool:
+    """Whether ``node`` holds no grad when its function runs as the other modules of the package call it: under
+    `no_grad` / `inference_mode` everywhere, or given values without grad. Asked only before a finding is reported
+    (the package is read then, see ``Context.elsewhere``)."""
+    if Fact.LEAF in ctx.value(node).facts or Fact.PARAMETER in ctx.value(node).facts or _a_layer_parameter(node):
+        return False  # a parameter requires grad whatever the grad mode, and whoever hands its layer in
+    known = ctx.elsewhere(node)
+    if known is None:
+        return False
+    value, grad_enabled = known
+    return not grad_enabled or value.grad is Grad.NO or value.is_integer or value.kind not in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+def _a_layer_parameter(node: ast.expr) -> bool:
+    """``layer.weight``, ``model.fc.bias``, also moved or viewed (``layer.weight.cpu()``)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    while isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr in ("weight", "bias")

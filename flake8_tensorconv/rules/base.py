@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
     from flake8_tensorconv.inference import FileFacts, Interpreter, State
     from flake8_tensorconv.inference.bindings import Scope
+    from flake8_tensorconv.inference.package import PackageOracle
     from flake8_tensorconv.source import Source
 
 
@@ -73,6 +74,7 @@ class Context:
         interpreter: Interpreter,
         settings: Settings,
         enabled_codes: frozenset[str] = frozenset(),
+        path: str | None = None,
     ) -> None:
         self.source = source
         self.facts = facts
@@ -85,6 +87,12 @@ class Context:
         from flake8_tensorconv.inference.bindings import ScopeIndex  # a Context exists only where inference runs
 
         self._scopes = ScopeIndex()
+        # The file on disk whose package ``elsewhere`` may read (None: stdin, a notebook), and the files it read
+        # (path -> content hash): a result cache keeps the findings only while those stay the same.
+        self.path = path
+        self.dependencies: dict[str, str] = {}
+        self._elsewhere: dict[int, tuple[dict[int, Value], dict[int, bool]] | None] = {}
+        self._oracle: PackageOracle | None | bool = False  # False: not made yet
 
     # -------------------------------------------------------------- knowledge
     def value(self, node: ast.expr) -> Value:
@@ -107,6 +115,66 @@ class Context:
     def used_after(self, name: str, node: ast.AST) -> bool:
         """Whether ``name`` is read after ``node`` in the enclosing function."""
         return self.scope.read_after(name, node)
+
+    def elsewhere(self, node: ast.expr) -> tuple[Value, bool] | None:
+        """What ``node`` holds, and the grad mode there, when the function being walked runs as the other modules
+        of the package call it; None where the file's own callers decide (or the package says nothing).
+
+        Asked only by a rule about to report a finding that rests on the function's callers (a parameter, the
+        grad mode): the package is read then, never while the file is walked (inference/package.py)."""
+        function, class_name = self.state.function, self.state.class_name
+        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        key = id(function)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self._walk_as_called(function, class_name)
+        walked = self._elsewhere[key]
+        if walked is None or id(node) not in walked[0]:
+            return None
+        values, modes = walked
+        return values[id(node)], modes.get(id(node), True)
+
+    def _walk_as_called(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None
+    ) -> tuple[dict[int, Value], dict[int, bool]] | None:
+        tree = self.facts.tree
+        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
+        if function not in (owner.body if owner is not None else tree.body):
+            return None  # a nested function or a method of a nested class: its callers are its enclosing code's
+        from flake8_tensorconv.engine import walk_deeply
+        from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
+        from flake8_tensorconv.inference.package import in_reach, oracle_for
+
+        if self._oracle is False:
+            if self.path is None or not self.path.endswith(".py") or not in_reach(self.path):
+                self._oracle = None  # stdin, a notebook, a framework's own tree
+            else:
+                # The same tree (node ids are the same), with caches of its own: the walk rules listen to is untouched.
+                self._oracle = oracle_for(self.path, analyze_file_facts(tree, self.facts.text))
+        oracle = self._oracle
+        if oracle is None:
+            return None
+        facts = oracle.own_facts
+        answer = oracle.callers(function, class_name)
+        self.dependencies.update(answer.dependencies)
+        if answer.summary is None:
+            return None
+        facts.caller_summaries[id(function)] = answer.summary
+        if class_name is not None:
+            facts.classes_used_in_file[class_name] = True  # the package's calls are the method's calls
+        modes: dict[int, bool] = {}
+
+        def listener(node: ast.AST, state: State) -> None:
+            modes[id(node)] = modes.get(id(node), False) or state.grad_enabled
+
+        interpreter = Interpreter(facts, listener=listener)
+        env = {} if class_name is not None else dict(interpreter._module_names())
+        interpreter.state = State(env=env, grad_enabled=answer.summary.grad_enabled, function=owner or function, class_name=class_name)
+        try:
+            walk_deeply(lambda: interpreter.walk_function(function, class_name))
+        except Exception:  # noqa: BLE001 - a walk that fails gives no evidence; the finding stands
+            return None
+        return interpreter.values, modes
 
     # -------------------------------------------------------------- positions and text
     def start(self, node: ast.AST) -> Position:

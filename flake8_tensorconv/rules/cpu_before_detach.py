@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
 
@@ -116,7 +116,8 @@ class CpuBeforeDetach(Rule):
     or `X.from_pretrained(...)` of a model class; not where the file freezes it
     (`.freeze()`, `.requires_grad_(False)`, a loop setting `requires_grad = False`),
     nor in code that runs with grad off (a LightningModule's evaluation hooks, an
-    optimizer's methods; see TCV101). The message names the source.
+    optimizer's methods, a function whose package calls it only without grad or
+    passes it only values without grad; see TCV101). The message names the source.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer
@@ -238,6 +239,8 @@ class CpuBeforeDetach(Rule):
         return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
 
     def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
+        if grad_free_as_called(receiver, ctx):
+            return  # the package's callers run the function without grad, or pass what has none
         safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=True, device=False)
         fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)

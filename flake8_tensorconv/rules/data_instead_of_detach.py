@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
@@ -82,16 +83,30 @@ class DataInsteadOfDetach(Rule):
     `plt.imshow(x.data)`), a chain that is
     bound, stored, returned or handed on (`y = x.data.cpu()`), and an in-place
     write through `.data` (`x.data.zero_()`, `x.data[0] = v`, `y = x.data` then
-    `y.mul_(2)`) into a computed tensor, which a graph may have saved (the
-    message names the step that makes it require grad; without one, as for a
-    value that is a parameter on one path and a buffer on another, it is silent).
+    `y.mul_(2)`) into a computed tensor (the message names the step that makes
+    it require grad; without one, as for a value that is a parameter on one path
+    and a buffer on another, it is silent). Such a write gives silently wrong
+    gradients only where a recorded op kept the tensor for backward, and the
+    message says so only there: the op that made it keeps its result (`exp`,
+    `sigmoid`, `tanh`, `softmax`, `relu`, `sqrt`; also a view of it), or an op
+    that read it before the write keeps its input (`h * w`, `h @ w`, a layer,
+    `log`, `pow`; also on the next pass of a loop). An op the table of what ops
+    keep does not know, a call of the project's code or a tensor made out of
+    sight (a parameter of the function) may have kept it too. Where nothing kept
+    it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
+    before a softmax: einsum keeps its inputs, softmax its own result) the
+    gradients are right and the message is the plain one: `.detach()` does the
+    same write and keeps autograd's check.
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
-    saved `self.gradients`), a buffer (also a normalisation layer's
+    saved `self.gradients`, what `torch.autograd.grad` returns without
+    `create_graph=True`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
-    `next(iter(loader))`), a dataset's stored data (also sliced, reshaped, cast
+    `next(iter(loader))`), an item of a dict named as data
+    (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
+    or targets (`source_label`, `y_target`), a dataset's stored data (also sliced, reshaped, cast
     with `.type(torch.FloatTensor)` or `.float()`, or combined with numbers
     and noise: what cannot add grad keeps it data), storage that `__init__`
     allocates with a factory or a legacy constructor (of a module-level
@@ -108,15 +123,22 @@ class DataInsteadOfDetach(Rule):
     package, may have its own `data`; a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
-    under `no_grad` do not make it grad-free.
+    under `no_grad` do not make it grad-free, its package's callers do. Where the file cannot settle how a function or method is called (no caller
+    in the file, or a public one that other modules may call), the finding
+    asks the package before it is reported: where every call of it in the
+    package's other modules (or in the functions that call it, one level up)
+    runs under `no_grad` / `inference_mode`, or passes values without grad,
+    it is silent (an evaluation loop under `@torch.no_grad()` calling a
+    model's `predict`); one call with grad on keeps it.
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
-      step, clipping, an EMA copy or init, unless the leaf was used before the
-      write and a backward follows it in the same block of statements (a graph
-      built from the old value then runs on the new one); new storage for a parameter
+      step, clipping, an EMA copy or init, unless an op that keeps the leaf for
+      backward read it before the write (`(w ** 2).sum()`, not `(w + 1).sum()`) and
+      a backward follows it in the same block of statements (a graph built from
+      the old value then runs on the new one); new storage for a parameter
       (`p.data = p.data.half()`, `nn.Parameter(p.data.to(device))`), also computed
       out of place from an alias that nothing else reads (`w = p.data.double()` then
       `p.data = w - w.mean()`), and state moved into a module
@@ -139,9 +161,11 @@ class DataInsteadOfDetach(Rule):
     counter. An in-place change through it silently corrupts gradients: with
     `c = out.data; c.zero_()` backward succeeds and returns wrong (zero)
     gradients, where `.detach()` raises "one of the variables needed for gradient
-    computation has been modified by an inplace operation". Where nothing is
-    changed in place, `.detach()` does the same as `.data` and keeps that check
-    for the day someone adds a write to the alias. The message names where the
+    computation has been modified by an inplace operation". That happens where an
+    op kept the tensor for backward (sigmoid keeps its output, a product keeps its
+    operands). Where nothing is changed in place, or nothing kept what is changed,
+    `.detach()` does the same as `.data` and keeps that check for the day someone
+    adds a write to the alias, or an op that keeps it. The message names where the
     tensor's grad comes from, where the inference saw it.
 
     ## Example
@@ -156,9 +180,10 @@ class DataInsteadOfDetach(Rule):
 
     ## Fix safety
     Safe in conversion chains on a known tensor (same values, dtype and memory).
-    Where the tensor is changed in place through `.data` the fix is unsafe: the
-    code that silently computed wrong gradients will raise instead, which is the
-    point. With no evidence but the torch-only chain after `.data` (the
+    Where the tensor is changed in place through `.data` the fix is unsafe: where
+    an op kept it, the code that silently computed wrong gradients will raise
+    instead, which is the point; where nothing in the file kept it, backward runs
+    as before, unless code out of sight (another module holding the tensor) did. With no evidence but the torch-only chain after `.data` (the
     receiver's kind is unknown) the fix is unsafe too: the receiver may still be
     an object whose `data` is its own.
     """
@@ -204,15 +229,27 @@ class DataInsteadOfDetach(Rule):
             # computed tensor, or from a backward that follows in the same code.
             if not known or value.grad not in (Grad.YES, Grad.MAYBE) or value.grad_origin is None:
                 return  # no step that makes the tensor require grad to name
-            if _is_leaf(receiver, value) and not self._graph_then_backward(node, ctx):
+            leaf = _is_leaf(receiver, value)
+            if leaf and not self._graph_then_backward(node, ctx):
                 return
+            if grad_free_as_called(receiver, ctx):
+                return  # the package's callers run the function without grad, or pass what has none
+            # The gradients go wrong only where a recorded op kept the tensor for backward (the op that made it
+            # keeps its result, or one that read it before the write keeps its input); elsewhere the write
+            # changes nothing backward reads, and `.detach()` would do the same with the version check kept.
+            kept = kept_for_backward(receiver, self._write_position(node, ctx), ctx, self._parent_map(ctx))
+            if leaf and not kept:
+                return  # a parameter update that no recorded op read: nothing to hide
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
-            ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
+            message = self.in_place_message if kept else self.message
+            ctx.report(self, node, message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
         if not known and not (
             (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
         ):
             return
+        if grad_free_as_called(receiver, ctx):
+            return  # the package's callers run the function without grad, or pass what has none
         safe = known and not only_declared(receiver, ctx)
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
@@ -425,6 +462,18 @@ class DataInsteadOfDetach(Rule):
             for mentions in ctx.scope.uses.mentions.values()
             for mention in mentions
         )
+
+    def _write_position(self, data: ast.Attribute, ctx: Context) -> tuple[int, int]:
+        """Where the write through ``data`` happens: at ``data`` itself, or at the first in-place write into the
+        name bound to it (``buf = out.data`` then ``buf.zero_()``)."""
+        parents = self._parent_map(ctx)
+        statement = _statement(data, parents)
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            after = _end(statement)
+            writes = [position for position in ctx.scope.uses.in_place.get(statement.targets[0].id, ()) if position > after]
+            if writes:
+                return min(writes)
+        return _start(data)
 
     def _unknown_may_be_tensor(self, receiver: ast.expr, ctx: Context) -> bool:
         """A receiver of unknown kind whose `.data` is followed by torch-only methods: rule out objects

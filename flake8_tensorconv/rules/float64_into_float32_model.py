@@ -36,7 +36,10 @@ class Float64IntoFloat32Model(Rule):
     produce float64, and the conversion keeps it. Parameter-free layers
     (`nn.ReLU`, `nn.CosineSimilarity`, losses), also imported from the module
     that defines them (`torch.nn.modules.distance`), follow their input's dtype
-    and are not reported.
+    and are not reported. A wrapper (`nn.DataParallel`,
+    `DistributedDataParallel`) holds the wrapped module's parameters: a layer
+    made `.double()` before it is wrapped takes float64 inputs, also where a
+    helper of the file receives it.
 
     ## Why is this bad?
     Layers do not promote their input to the weights' dtype. The call raises

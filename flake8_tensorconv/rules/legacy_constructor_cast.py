@@ -38,7 +38,13 @@ class LegacyConstructorCast(Rule):
     whole numbers by construction such as `np.hstack([np.zeros(n), np.ones(m)])`
     or `np.eye(n)` into an integer type, also where every in-place write stores
     whole numbers (`relative[labels == c] = i` with `i` an `enumerate` or `range`
-    counter), a uint8 mask into `torch.BoolTensor`, an array of integer literals
+    counter), 0 and 1 into `torch.BoolTensor` (zeros, ones, an identity, or an
+    `np.empty` array that only ever receives comparison results:
+    `local_map[i, j] = np.abs(i - j) > width`; other whole numbers such as
+    counts stay here, `2` becomes `True`), float literals below the float
+    dtype's normal range that it still holds to every digit written (float32's
+    subnormal `5.6052e-45`, as a float32 tensor prints it), a uint8 mask into
+    `torch.BoolTensor`, an array of integer literals
     written in the call (`torch.Tensor(np.array([[-1, 0], [0, 1]]))`, a display
     written through NumPy; a named array such as `labels` stays here),
     integers cast straight back that are whole numbers by construction

@@ -60,7 +60,10 @@ class NumpyCallOnTensor(Rule):
     An instance of another module's class moved or cast (`Meta(args).to(device)`)
     is a module, not a tensor: what its own methods return
     (`maml.finetunning(...)`) is unknown and not reported; its outputs
-    (`maml(x)`) are on the device it was moved to.
+    (`maml(x)`) are on the device it was moved to. So is any value moved with a
+    `.to(...)` of its own and then asked for a method that tensors do not have
+    (`workspace.time_size()`) with no grad source behind it: what that method
+    returns is unknown, and numbers computed from it are no tensors.
 
     ## Why is this bad?
     NumPy converts a tensor through `Tensor.__array__`, which calls `.numpy()`,

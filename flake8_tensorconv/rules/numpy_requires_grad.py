@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, numpy_call
+from flake8_tensorconv.rules._receivers import grad_free_as_called
 from flake8_tensorconv.rules.base import Context, Rule
 
 
@@ -23,12 +24,23 @@ class NumpyRequiresGrad(Rule):
     model the file freezes is none: `.freeze()`, `.requires_grad_(False)` (also
     after the module's own methods, `m.eval().requires_grad_(False).to(d)`), or
     a loop whose first statement sets `p.requires_grad = False` on each of its
-    `parameters()`.
+    `parameters()`. What a call returns under `no_grad` holds no grad, a
+    tuple or dict of tensors included (`logits, value = net.step(obs)` in the
+    block, `value` converted after it); parameters listed there still require
+    it. Calling a module of the file runs its `forward`: where that forward
+    detaches its result or runs under `no_grad` (a block or a decorator),
+    `self(x)` and `model(x)` are no grad source.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
     function), and the message says that it is the name; where every caller is
-    in the file, what they pass decides. A name is no evidence in a private
+    in the file, what they pass decides. Where the file cannot settle how a function or method is called (no caller
+    in the file, or a public one that other modules may call), the finding
+    asks the package before it is reported: where every call of it in the
+    package's other modules (or in the functions that call it, one level up)
+    runs under `no_grad` / `inference_mode`, or passes values without grad,
+    it is silent (an evaluation loop under `@torch.no_grad()` calling a
+    model's `predict`); one call with grad on keeps it. A name is no evidence in a private
     function (`_helper`: its callers are the file's, followed or unknown), for
     a gradient (`grad_output`), for a prediction the function scores against
     ground truth it converts to NumPy too (a metric: `y_preds` beside
@@ -83,7 +95,7 @@ class NumpyRequiresGrad(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = numpy_call(node, ctx)
-        if call is None or not call.grad_risk(ctx):
+        if call is None or not call.grad_risk(ctx) or grad_free_as_called(call.receiver, ctx):
             return
         # The `.cpu()` part is the device rule's fix where that rule reports this call too.
         fix = call.fix(ctx, detach=True, cpu=call.device_risk() and not device_rule_reports(call, ctx))

@@ -66,13 +66,15 @@ def lint(text: str, path: str | None, config: DocumentConfig, linter: Incrementa
     """The findings the CLI would report for this text; a file that does not parse gives TCV001 (if enabled).
 
     ``linter``: the document's :class:`IncrementalLinter`, which analyses again only what changed since its last text.
+    ``path``: the document's file; a would-be finding may ask about the other modules of its package, read as they
+    are on disk (an unsaved buffer of another module counts as its saved text).
     """
     relative = config.relative(path)
     rules = select_rules(config.settings, relative)
     try:
         if linter is not None:
-            return linter.lint(Source(text=text), config.settings, rules)
-        return lint_source(Source(text=text), config.settings, rules)
+            return linter.lint(Source(text=text), config.settings, rules, path=path)
+        return lint_source(Source(text=text), config.settings, rules, path=path)
     except ParseError as error:
         if not _enabled(UNPARSABLE, config, relative):
             return []
@@ -100,7 +102,7 @@ def _tool_finding(code: str, reason: str, position: Position) -> Finding:
 def fix_all(text: str, path: str | None, config: DocumentConfig) -> Edit | None:
     """The safe fixes of the whole document as one edit (the changed span only), or None."""
     try:
-        result = fix_source(Source(text=text), config.settings, unsafe=False, rules=select_rules(config.settings, config.relative(path)))
+        result = fix_source(Source(text=text), config.settings, unsafe=False, rules=select_rules(config.settings, config.relative(path)), path=path)
     except ParseError:
         return None
     if result.text == text:

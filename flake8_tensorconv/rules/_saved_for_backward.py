@@ -1,0 +1,284 @@
+"""Whether autograd may have kept a tensor for backward before an in-place write into it.
+
+TCV104 asks this at a write through ``.data`` (``dots.data.masked_fill_(mask, v)``,
+``buf = out.data; buf.zero_()``): the write changes what backward reads, silently,
+only where some recorded op kept the tensor, either
+
+- the op that made it, which keeps its own result (``exp``, ``sigmoid``, ``softmax``), or
+- an op that read it before the write and keeps its inputs (``w * x``, ``matmul``, a
+  layer's input), also through a view of it (the view shares its memory).
+
+What ops keep is data (``knowledge.SAVED_FOR_BACKWARD``); an op that is not there, a call
+of the project's code, a module of unknown class, a parameter of the function, a name
+bound out of sight: any of them may have kept it, so the answer is "kept" (unknown is no
+evidence of safety). Asked only at such writes, from the scope's bindings index: no eager work.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.values import Grad, Kind
+
+# How deep names bound to views or aliases of other names are followed.
+_DEPTH = 4
+# Methods and builtins that only describe a tensor or read its values as Python data: no graph records them.
+_DESCRIBING_METHODS = K.NUMBER_METHODS | frozenset(
+    "size stride dim is_contiguous is_floating_point is_complex data_ptr tolist numpy detach".split()
+)
+_READING_BUILTINS = frozenset("len print str repr format isinstance type id hasattr getattr float int bool".split())
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+class Binding(NamedTuple):
+    """Where a name gets the tensor (as the scope's bindings index says), and what it is bound to (None: out of sight)."""
+
+    position: tuple[int, int]
+    value: ast.expr | None
+
+
+def start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def kept_for_backward(receiver: ast.expr, write: tuple[int, int], ctx: Context, parents: dict[int, ast.AST]) -> bool:
+    """Whether an op recorded before ``write`` (a position) may have kept the tensor ``receiver`` holds, or the
+    tensor it is a view of, for its backward. ``parents``: the parent of each node of the scope."""
+    return _Question(ctx, parents, write).kept(receiver, 0)
+
+
+class _Question:
+    def __init__(self, ctx: Context, parents: dict[int, ast.AST], write: tuple[int, int]) -> None:
+        self.ctx = ctx
+        self.parents = parents
+        self.write = write
+
+    def kept(self, node: ast.expr, depth: int) -> bool:
+        """The tensor of ``node`` (an expression evaluated before the write) may be kept."""
+        if depth > _DEPTH:
+            return True
+        base = _view_base(node)
+        if base is not node:
+            return self.kept(base, depth + 1)  # a view or an alias: the memory is the base's
+        if isinstance(node, ast.Name):
+            return self._name_kept(node.id, depth)
+        return self._result_kept(node, depth)
+
+    # ------------------------------------------------------------------ the tensor a name holds at the write
+    def _name_kept(self, name: str, depth: int) -> bool:
+        scope = self.ctx.scope
+        loop = self._loop_around_write()
+        bindings = self._reaching(name, loop)
+        if not bindings or any(binding.value is None for binding in bindings):
+            return True  # a parameter, a loop target, unpacked, bound in another scope: made out of sight
+        if any(self._result_kept(binding.value, depth) for binding in bindings):  # type: ignore[arg-type]
+            return True
+        first = min(binding.position for binding in bindings)
+        values = [(start(binding.value), end(binding.value)) for binding in bindings]  # type: ignore[arg-type]
+        # In a loop that the tensor's first binding is outside of (or that binds it again after the write), reads
+        # after the write come before the write of the next pass.
+        again = loop is not None and (not loop[0] <= first <= loop[1] or any(binding.position > self.write for binding in bindings))
+        for load in scope.loads(name):
+            position = start(load)
+            if not (first < position < self.write or (again and loop[0] <= position <= loop[1])):  # type: ignore[index]
+                continue
+            if any(low <= position < high for low, high in values):
+                continue  # read by the value of a binding: an older tensor than the one written
+            if self._reader_keeps(load, depth):
+                return True
+        return False
+
+    def _reaching(self, name: str, loop: tuple[tuple[int, int], tuple[int, int]] | None) -> list[Binding]:
+        """The bindings of ``name`` that may give the tensor at the write: the last binding before it whose
+        statement runs whenever the write does, every binding between the two, and bindings after the write
+        in a loop around it (the next pass writes into what they give)."""
+        scope = self.ctx.scope
+        every = scope.bindings.get(name, ())
+        reaching = [binding for binding in every if binding.position > self.write and loop is not None and loop[0] <= binding.position <= loop[1]]
+        stores = {start(store): store for store in scope.stores(name)}
+        for binding in reversed([binding for binding in every if binding.position < self.write]):
+            reaching.append(binding)
+            store = stores.get(binding.position)
+            if store is not None and self._runs_before_write(store):
+                return reaching
+        if name in scope.parameters:
+            reaching.append(Binding((0, 0), None))  # no binding always runs first: the caller's tensor may
+        return reaching
+
+    def _runs_before_write(self, store: ast.AST) -> bool:
+        """The statement of ``store`` lies in a block that also holds (a statement around) the write, earlier."""
+        statement = self._statement(store)
+        block_owner = self.parents.get(id(statement))
+        if block_owner is None:
+            return False
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(block_owner, field, None)
+            if isinstance(block, list) and statement in block:
+                index = block.index(statement)
+                return any(start(later) <= self.write <= end(later) for later in block[index + 1 :])
+        return False
+
+    def _loop_around_write(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The span of the innermost loop around the write, if any."""
+        loops = [
+            (start(node), end(node))
+            for node in self.parents.values()
+            if isinstance(node, _LOOPS) and start(node) <= self.write <= end(node)
+        ]
+        return max(loops, default=None)
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        while not isinstance(node, ast.stmt) and id(node) in self.parents:
+            node = self.parents[id(node)]
+        return node
+
+    # ------------------------------------------------------------------ what made it
+    def _result_kept(self, node: ast.expr, depth: int) -> bool:
+        """The op that made the tensor of ``node`` keeps its result, or ``node`` is a view or alias of a tensor kept."""
+        base = _view_base(node)
+        if base is not node:
+            return self.kept(base, depth + 1)
+        if isinstance(node, ast.Name):
+            return self.kept(node, depth + 1)
+        if isinstance(node, ast.IfExp):
+            return self._result_kept(node.body, depth) or self._result_kept(node.orelse, depth)
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
+                return False
+            # `x ** 2` keeps `x`, not its result; `x ** y` and `2 ** x` keep the result.
+            return not (isinstance(node.op, ast.Pow) and _is_number(node.right) and not _is_number(node.left))
+        if isinstance(node, ast.UnaryOp):
+            return not isinstance(node.op, (ast.USub, ast.UAdd))
+        if isinstance(node, ast.Call):
+            qualname = self.ctx.qualname(node.func)
+            if qualname in K.TORCH_FACTORIES or qualname in K.PARAMETER_CLASSES:
+                return False  # a fresh tensor: a leaf, which no op made
+            saved = self._op(node, qualname)
+            return saved is None or saved.result
+        return True
+
+    def _op(self, call: ast.Call, qualname: str | None) -> K.Saved | None:
+        """What the op that ``call`` runs keeps (None: not known)."""
+        if call.keywords and any(keyword.arg == "inplace" for keyword in call.keywords):
+            return None  # `F.relu(x, inplace=True)` keeps its result, which is its input
+        if qualname is not None:
+            if qualname.startswith("torch.") and qualname.count(".") >= 1:
+                return K.SAVED_FOR_BACKWARD.get(qualname.rpartition(".")[2])
+            return None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "forward":
+            func = func.value  # `layer.forward(x)`: the layer's op
+        elif isinstance(func, ast.Attribute):
+            if self.ctx.value(func.value).kind is Kind.TENSOR:
+                return K.SAVED_FOR_BACKWARD.get(func.attr)  # a tensor method
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and self.ctx.state.class_name:
+                module = self.ctx.facts.class_attributes.get(self.ctx.state.class_name, {}).get(func.attr)
+                op = K.SAVED_BY_MODULE.get(module.instance_of or "") if module is not None else None
+                return K.SAVED_FOR_BACKWARD.get(op) if op is not None else None  # `self.fc(x)`, a layer built in `__init__`
+            return None
+        op = K.SAVED_BY_MODULE.get(self.ctx.value(func).instance_of or "")
+        return K.SAVED_FOR_BACKWARD.get(op) if op is not None else None
+
+    # ------------------------------------------------------------------ what read it before the write
+    def _reader_keeps(self, load: ast.Name, depth: int) -> bool:
+        """The op that reads ``load`` (through views of it) may keep it for backward."""
+        node: ast.AST = load
+        while True:
+            parent = self.parents.get(id(node))
+            if isinstance(parent, ast.Subscript):
+                if parent.value is not node:
+                    return False  # an index: integer or bool, never kept for a gradient
+                if not isinstance(parent.ctx, ast.Load):
+                    return False  # `x[i] = v` writes into it and keeps nothing of it
+                node = parent  # a view (or a copy) of it
+            elif isinstance(parent, ast.Attribute):
+                call = self.parents.get(id(parent))
+                if not (isinstance(call, ast.Call) and call.func is parent):
+                    if parent.attr in K.ALIASING_ATTRIBUTES and parent.attr != "data":
+                        node = parent  # `x.T`
+                        continue
+                    return False  # `.shape`, `.dtype`, `.data`: read outside autograd
+                method = parent.attr
+                if method in _DESCRIBING_METHODS:
+                    return False
+                if method in K.ALIASING_METHODS:
+                    node = call  # `x.view(-1)`, `x.float()`: the same memory
+                    continue
+                if method.endswith("_") and not method.startswith("_"):
+                    return True  # a recorded in-place op: what it keeps is not modelled
+                saved = self._op(call, None)
+                if saved is None or not saved.inputs:
+                    return saved is None
+                return not (saved.for_other_operand and all(self._holds_no_grad(a) for a in call.args))
+            elif isinstance(parent, (ast.List, ast.Tuple, ast.Starred)):
+                holder = self.parents.get(id(parent))
+                if isinstance(holder, ast.Call) and parent is not holder.func:
+                    return self._argument_keeps(holder, parent)  # `torch.cat([x, y])`
+                return True  # a container that holds it: read out of sight
+            elif isinstance(parent, ast.keyword):
+                return self._argument_keeps(self.parents[id(parent)], node)  # type: ignore[arg-type]
+            elif isinstance(parent, ast.Call):
+                if parent.func is node:
+                    return True
+                return self._argument_keeps(parent, node)
+            elif isinstance(parent, ast.BinOp):
+                other = parent.right if parent.left is node else parent.left
+                if isinstance(parent.op, (ast.Add, ast.Sub)):
+                    return False
+                if isinstance(parent.op, ast.Mult) or isinstance(parent.op, ast.MatMult):
+                    return not self._holds_no_grad(other)  # kept only for the other operand's gradient
+                if isinstance(parent.op, ast.Div) and parent.left is node:
+                    return not self._holds_no_grad(other)
+                return True  # a divisor, a power: kept
+            elif isinstance(parent, ast.UnaryOp):
+                return not isinstance(parent.op, (ast.USub, ast.UAdd, ast.Not, ast.Invert))
+            elif isinstance(parent, ast.IfExp) and parent.test is not node:
+                node = parent
+            elif isinstance(parent, (ast.Compare, ast.BoolOp, ast.IfExp, ast.If, ast.While, ast.Assert, ast.FormattedValue, ast.Expr)):
+                return False  # a comparison, a test, a formatted value: read, never kept
+            else:
+                return True  # bound to another name, stored, returned, handed on: out of sight
+
+    def _argument_keeps(self, call: ast.Call, argument: ast.AST) -> bool:
+        qualname = self.ctx.qualname(call.func)
+        if isinstance(call.func, ast.Name) and call.func.id in _READING_BUILTINS and qualname is None:
+            return False
+        if qualname is None or not qualname.startswith("torch."):
+            return True  # a module, a model, the project's code: may keep it
+        saved = self._op(call, qualname)
+        if saved is None or not saved.inputs:
+            return saved is None
+        if not saved.for_other_operand:
+            return True
+        operands = [a for a in call.args if a is not argument and not (isinstance(a, ast.Constant) and isinstance(a.value, str))]
+        return not all(self._holds_no_grad(operand) for operand in operands)
+
+    def _holds_no_grad(self, node: ast.expr) -> bool:
+        if _is_number(node):
+            return True
+        value = self.ctx.value(node)
+        return value.kind is Kind.NUMBER or (value.kind in (Kind.TENSOR, Kind.NDARRAY) and value.grad is Grad.NO)
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _view_base(node: ast.expr) -> ast.expr:
+    """What ``node`` is a view or an alias of (``x`` of ``x[0]``, ``x.view(-1)``, ``x.data``, ``x.float()``), else ``node``."""
+    if isinstance(node, ast.Subscript):
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.ALIASING_METHODS:
+        return node.func.value
+    return node

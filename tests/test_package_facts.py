@@ -1,0 +1,255 @@
+"""Facts from the other modules of a package, read only when a would-be finding asks (inference/package.py).
+
+Single-file fixtures cannot show callers in another module, so each test builds a small package in
+tmp_path: a model module whose method and helper convert what they are given, and a caller module.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flake8_tensorconv.cache import Cache
+from flake8_tensorconv.config import Settings
+from flake8_tensorconv.engine import lint_source, select_rules
+from flake8_tensorconv.incremental import IncrementalLinter
+from flake8_tensorconv.inference import package
+from flake8_tensorconv.runner import Mode, check_files, check_stdin
+from flake8_tensorconv.source import Source
+
+MODEL = """\
+import torch
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def predict(self, x):
+        out = self.fc(x)
+        return out.data.cpu().numpy()
+
+
+def to_array(value):
+    return value.data.cpu().numpy()
+
+
+def to_numpy(logits):
+    return logits.cpu().numpy()
+"""
+
+CALLERS_WITHOUT_GRAD = """\
+import torch
+
+from .model import Tagger, to_array, to_numpy
+
+
+@torch.no_grad()
+def evaluate(model, batches):
+    return [model.predict(batch) for batch in batches]
+
+
+def report(model, x):
+    with torch.inference_mode():
+        logp = model.fc(x)
+        return to_array(logp), to_numpy(logp)
+"""
+
+CALLERS_WITH_GRAD = """\
+import torch
+
+from .model import Tagger, to_array, to_numpy
+
+
+def evaluate(model, batches):
+    return [model.predict(batch) for batch in batches]
+
+
+def report(model, x):
+    logp = Tagger().fc(x)
+    return to_array(logp), to_numpy(logp)
+"""
+
+# Where each finding of MODEL is: TCV104 in `predict` and `to_array`, TCV101 in `to_numpy`.
+ALL_FINDINGS = [("TCV104", 11), ("TCV104", 15), ("TCV101", 19)]
+
+
+def make_package(root, callers: str, model: str = MODEL):
+    folder = root / "proj"
+    folder.mkdir(exist_ok=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "model.py").write_text(model)
+    (folder / "evaluate.py").write_text(callers)
+    return folder
+
+
+def lint(path, dependencies=None):
+    text = path.read_text()
+    findings = lint_source(Source(text=text), Settings(), path=str(path), dependencies=dependencies)
+    return [(finding.code, finding.start.line) for finding in findings]
+
+
+def test_callers_in_another_module_under_no_grad_settle_the_findings(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    dependencies: dict[str, str] = {}
+    assert lint(folder / "model.py", dependencies) == []
+    assert str(folder / "evaluate.py") in dependencies  # the answer was read there
+
+
+def test_callers_in_another_module_with_grad_leave_the_findings(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITH_GRAD)
+    assert lint(folder / "model.py") == ALL_FINDINGS
+
+
+def test_one_caller_with_grad_among_callers_without_is_enough_to_report(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    (folder / "train.py").write_text("from .model import Tagger\n\n\ndef step(model, x):\n    return model.predict(x)\n")
+    assert ("TCV104", 11) in lint(folder / "model.py")
+
+
+def test_a_function_passed_as_a_value_elsewhere_is_out_of_sight(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    (folder / "hooks.py").write_text("from .model import to_array\n\nCALLBACKS = [to_array]\n")
+    assert ("TCV104", 15) in lint(folder / "model.py")
+
+
+def test_text_alone_has_no_package(tmp_path):
+    """The same text without a path (an unsaved buffer's twin, a notebook) or from stdin reads no package."""
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    text = (folder / "model.py").read_text()
+    findings = lint_source(Source(text=text), Settings())
+    assert [(f.code, f.start.line) for f in findings] == ALL_FINDINGS
+    result, _ = check_stdin(text.encode(), str(folder / "model.py"), Settings(), Mode())
+    assert [(f.code, f.start.line) for f in result.findings] == ALL_FINDINGS
+
+
+def test_a_package_too_large_is_not_worked_across(tmp_path, monkeypatch):
+    """A framework's own tree (torch) has far more files than the bound: its files are analysed one by one."""
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    monkeypatch.setattr(package, "MAX_PACKAGE_FILES", 2)
+    monkeypatch.setattr(package, "_LISTINGS", {})
+    assert lint(folder / "model.py") == ALL_FINDINGS
+
+
+def test_a_loose_script_folder_is_its_package(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "evaluate.py").write_text(CALLERS_WITHOUT_GRAD.replace("from .model", "from model"))
+    assert lint(tmp_path / "model.py") == []
+
+
+def test_the_cache_drops_findings_whose_callers_changed(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    settings = Settings()
+    paths = [str(folder / name) for name in ("model.py", "evaluate.py")]
+
+    def run() -> list[tuple[str, int]]:
+        results = check_files(paths, settings, Mode(), jobs=1, cache=Cache(str(tmp_path), settings))
+        return [(f.code, f.start.line) for f in results[0].findings]
+
+    assert run() == []
+    assert run() == []  # from the cache
+    stamp = os.stat(folder / "evaluate.py").st_mtime_ns
+    (folder / "evaluate.py").write_text(CALLERS_WITH_GRAD)
+    os.utime(folder / "evaluate.py", ns=(stamp + 10**9, stamp + 10**9))
+    assert run() == ALL_FINDINGS  # model.py did not change, the callers it was judged by did
+    (folder / "evaluate.py").write_text(CALLERS_WITHOUT_GRAD)
+    os.utime(folder / "evaluate.py", ns=(stamp + 2 * 10**9, stamp + 2 * 10**9))
+    assert run() == []
+
+
+@pytest.mark.parametrize("new_file", ["train.py", os.path.join("sub", "train.py")])
+def test_the_cache_drops_findings_when_a_new_caller_appears(tmp_path, new_file):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "__init__.py").write_text("")
+    settings = Settings()
+    path = str(folder / "model.py")
+
+    def run() -> list[tuple[str, int]]:
+        results = check_files([path], settings, Mode(), jobs=1, cache=Cache(str(tmp_path), settings))
+        return [(f.code, f.start.line) for f in results[0].findings]
+
+    assert run() == []
+    (folder / new_file).write_text("from proj.model import Tagger\n\n\ndef step(model, x):\n    return model.predict(x)\n")
+    assert ("TCV104", 11) in run()
+
+
+def test_the_editor_reads_the_other_modules_as_on_disk_and_notices_their_change(tmp_path):
+    """The LSP's incremental linter keeps a body's findings between keystrokes only while the files they were
+    drawn from stay the same."""
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    path = folder / "model.py"
+    settings = Settings()
+    linter = IncrementalLinter()
+
+    def lint_buffer(text: str) -> list[tuple[str, int]]:
+        findings = linter.lint(Source(text=text), settings, select_rules(settings), path=str(path))
+        return [(f.code, f.start.line) for f in findings]
+
+    assert lint_buffer(MODEL) == []
+    assert lint_buffer(MODEL + "\n# an edit\n") == []
+    assert linter.reused > 0
+    stamp = os.stat(folder / "evaluate.py").st_mtime_ns
+    (folder / "evaluate.py").write_text(CALLERS_WITH_GRAD)
+    os.utime(folder / "evaluate.py", ns=(stamp + 10**9, stamp + 10**9))
+    assert lint_buffer(MODEL) == ALL_FINDINGS
+
+
+def test_callers_of_the_caller_count_one_level_up(tmp_path):
+    """`predict` is called with grad on in `run_batch` (helpers.py), which the package calls only under no_grad."""
+    folder = make_package(tmp_path, CALLERS_WITH_GRAD.replace("Tagger, to_array, to_numpy", "Tagger"))
+    (folder / "evaluate.py").write_text("from .model import Tagger\n")
+    (folder / "helpers.py").write_text("def run_batch(model, x):\n    return model.predict(x)\n")
+    (folder / "loop.py").write_text(
+        "import torch\n\nfrom .helpers import run_batch\n\n\ndef validate(model, x):\n    with torch.no_grad():\n        return run_batch(model, x)\n"
+    )
+    assert ("TCV104", 11) not in lint(folder / "model.py")
+    (folder / "train.py").write_text("from .helpers import run_batch\n\n\ndef step(model, x):\n    return run_batch(model, x)\n")
+    assert ("TCV104", 11) in lint(folder / "model.py")
+
+
+RUN_CALLERS = """\
+import sys, torch
+for root in sys.argv[1:]:
+    sys.path.insert(0, root)
+    from proj.evaluate import evaluate, report
+    from proj.model import Tagger
+    model, x = Tagger(), torch.ones(1, 4)
+    evaluate(model, [x])
+    try:
+        report(model, x)
+    except RuntimeError as error:
+        print("raised:", str(error)[:18])
+    else:
+        print("no error")
+    sys.path.remove(root)
+    for name in [name for name in sys.modules if name.startswith("proj")]:
+        del sys.modules[name]
+"""
+
+
+def test_what_the_silence_rests_on_holds_at_run_time(tmp_path):
+    """The claim behind the silence: the package's callers run the conversions without grad, so `.numpy()` in
+    `to_numpy` does not raise; called with grad on, it does (TCV101's runtime claim, across modules)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "without").mkdir()
+    (tmp_path / "with").mkdir()
+    make_package(tmp_path / "without", CALLERS_WITHOUT_GRAD)
+    make_package(tmp_path / "with", CALLERS_WITH_GRAD)
+    command = [sys.executable, "-c", RUN_CALLERS, str(tmp_path / "without"), str(tmp_path / "with")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["no error", "raised: Can't call numpy()"]
+
+
+def test_a_layers_parameter_requires_grad_whoever_calls_under_no_grad(tmp_path):
+    folder = make_package(tmp_path, CALLERS_WITHOUT_GRAD)
+    (folder / "export.py").write_text("import torch\n\n\ndef export(layer: torch.nn.Linear):\n    return layer.weight.data.cpu().numpy()\n")
+    (folder / "save.py").write_text(
+        "import torch\n\nfrom .export import export\n\n\ndef save(model):\n    with torch.no_grad():\n        return export(model.fc)\n"
+    )
+    assert lint(folder / "export.py") == [("TCV104", 5)]
