@@ -35,6 +35,8 @@ from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from flake8_tensorconv.inference.files import FileFacts
     from flake8_tensorconv.inference.summaries import CallerSummary
 
@@ -327,8 +329,9 @@ def _calls_of(
     lines = sorted({bisect.bisect_right(starts, offset) for offset in _word_offsets(facts.text, name)})
     if not lines:
         return []
-    statements = [node for node in facts.tree.body]
-    if class_name is None and not own and any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in statements):
+    if class_name is None and not own and any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in facts.tree.body
+    ):
         return []  # another function of the same name: its file's calls are its own
     imports_it = own or any(
         isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in iter_statements(facts.tree)
@@ -378,7 +381,7 @@ def _summarise(
     for path, facts, calls, bound in sites:
         walk = _CALLER_WALKS.get(facts)
         if walk is None:
-            walk = _CALLER_WALKS[facts] = _CallerWalk(facts)
+            walk = _CALLER_WALKS[facts] = _CallingFileWalk(facts)
         if not walk.reach(calls):
             return CallerSummary({}, True)  # another file's trouble is no finding's evidence
         interpreter, modes = walk.interpreter, walk.modes
@@ -393,7 +396,7 @@ def _summarise(
     return CallerSummary(join_arguments(per_site), grad_enabled)
 
 
-class _CallerWalk:
+class _CallingFileWalk:
     """One walk of a calling file, extended as questions need more of it: the module's statements, then the
     top-level functions and classes that hold the calls asked about. Grad mode is recorded at every call."""
 
@@ -442,7 +445,7 @@ class _CallerWalk:
 
 
 # Each calling file's walk, for one linted file (weakly keyed by facts made for that file).
-_CALLER_WALKS: weakref.WeakKeyDictionary[FileFacts, _CallerWalk] = weakref.WeakKeyDictionary()
+_CALLER_WALKS: weakref.WeakKeyDictionary[FileFacts, _CallingFileWalk] = weakref.WeakKeyDictionary()
 
 
 def _called_without_grad(oracle: PackageOracle, path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
@@ -461,14 +464,10 @@ def _called_without_grad(oracle: PackageOracle, path: str, facts: FileFacts, cal
     return False
 
 
-def in_reach(path: str) -> bool:
-    """Whether the files around ``path`` are few enough to work across (not a framework's own tree)."""
-    return _listing(os.path.abspath(path)) is not None
-
-
-def oracle_for(path: str | None, facts: FileFacts) -> PackageOracle | None:
-    """The package oracle of a linted file on disk (``facts``: a copy of its facts for the oracle's walks); None
-    for text with no file (stdin, a notebook)."""
-    if not path or path == "-" or not path.endswith(".py"):
+def oracle_for(path: str | None, make_facts: Callable[[], FileFacts]) -> PackageOracle | None:
+    """The package oracle of a linted file on disk (``make_facts``: a copy of its facts for the oracle's walks, made
+    only where there is a package); None for text with no file (stdin, a notebook) and for a file among too many
+    to work across (a framework's own tree)."""
+    if not path or path == "-" or not path.endswith(".py") or _listing(os.path.abspath(path)) is None:
         return None
-    return PackageOracle(path, facts)
+    return PackageOracle(path, make_facts())

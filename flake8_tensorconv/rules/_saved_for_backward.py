@@ -232,7 +232,7 @@ class _Question:
                 other = parent.right if parent.left is node else parent.left
                 if isinstance(parent.op, (ast.Add, ast.Sub)):
                     return False
-                if isinstance(parent.op, ast.Mult) or isinstance(parent.op, ast.MatMult):
+                if isinstance(parent.op, (ast.Mult, ast.MatMult)):
                     return not self._holds_no_grad(other)  # kept only for the other operand's gradient
                 if isinstance(parent.op, ast.Div) and parent.left is node:
                     return not self._holds_no_grad(other)

@@ -143,14 +143,11 @@ class Context:
             return None  # a nested function or a method of a nested class: its callers are its enclosing code's
         from flake8_tensorconv.engine import walk_deeply
         from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
-        from flake8_tensorconv.inference.package import in_reach, oracle_for
+        from flake8_tensorconv.inference.package import oracle_for
 
         if self._oracle is False:
-            if self.path is None or not self.path.endswith(".py") or not in_reach(self.path):
-                self._oracle = None  # stdin, a notebook, a framework's own tree
-            else:
-                # The same tree (node ids are the same), with caches of its own: the walk rules listen to is untouched.
-                self._oracle = oracle_for(self.path, analyze_file_facts(tree, self.facts.text))
+            # The same tree (node ids are the same), with caches of its own: the walk rules listen to is untouched.
+            self._oracle = oracle_for(self.path, lambda: analyze_file_facts(tree, self.facts.text))
         oracle = self._oracle
         if oracle is None:
             return None

@@ -123,13 +123,11 @@ class DataInsteadOfDetach(Rule):
     package, may have its own `data`; a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
-    under `no_grad` do not make it grad-free, its package's callers do. Where the file cannot settle how a function or method is called (no caller
-    in the file, or a public one that other modules may call), the finding
-    asks the package before it is reported: where every call of it in the
-    package's other modules (or in the functions that call it, one level up)
-    runs under `no_grad` / `inference_mode`, or passes values without grad,
-    it is silent (an evaluation loop under `@torch.no_grad()` calling a
-    model's `predict`); one call with grad on keeps it.
+    under `no_grad` do not make it grad-free, its package's callers do: where
+    the file cannot settle how a function or method is called, the finding asks
+    the package before it is reported, as for TCV101 (every call in the
+    package's other modules under `no_grad` / `inference_mode`, or passing
+    values without grad: silent; one call with grad on keeps it).
 
     Not reported, because nothing can be hidden from autograd there:
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,

@@ -34,13 +34,14 @@ class NumpyRequiresGrad(Rule):
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
     function), and the message says that it is the name; where every caller is
-    in the file, what they pass decides. Where the file cannot settle how a function or method is called (no caller
-    in the file, or a public one that other modules may call), the finding
-    asks the package before it is reported: where every call of it in the
-    package's other modules (or in the functions that call it, one level up)
-    runs under `no_grad` / `inference_mode`, or passes values without grad,
-    it is silent (an evaluation loop under `@torch.no_grad()` calling a
-    model's `predict`); one call with grad on keeps it. A name is no evidence in a private
+    in the file, what they pass decides. Where the file cannot settle how a
+    function or method is called (no caller in the file, or a public one that
+    other modules may call), the finding asks the package before it is
+    reported: where every call of it in the package's other modules (or in the
+    functions that call it, one level up) runs under `no_grad` /
+    `inference_mode`, or passes values without grad, it is silent (an
+    evaluation loop under `@torch.no_grad()` calling a model's `predict`); one
+    call with grad on keeps it. A name is no evidence in a private
     function (`_helper`: its callers are the file's, followed or unknown), for
     a gradient (`grad_output`), for a prediction the function scores against
     ground truth it converts to NumPy too (a metric: `y_preds` beside
