@@ -95,8 +95,7 @@ class DataInsteadOfDetach(Rule):
     sight (a parameter of the function) may have kept it too. Where nothing kept
     it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
     before a softmax: einsum keeps its inputs, softmax its own result) the
-    gradients are right and the message is the plain one: `.detach()` does the
-    same write and keeps autograd's check.
+    gradients are right and nothing is hidden: not reported (below).
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
@@ -130,6 +129,8 @@ class DataInsteadOfDetach(Rule):
     values without grad: silent; one call with grad on keeps it).
 
     Not reported, because nothing can be hidden from autograd there:
+    - an in-place write through `.data` into a computed tensor that no recorded op
+      kept (the mask written into `einsum`'s scores before their softmax);
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
@@ -161,9 +162,9 @@ class DataInsteadOfDetach(Rule):
     gradients, where `.detach()` raises "one of the variables needed for gradient
     computation has been modified by an inplace operation". That happens where an
     op kept the tensor for backward (sigmoid keeps its output, a product keeps its
-    operands). Where nothing is changed in place, or nothing kept what is changed,
-    `.detach()` does the same as `.data` and keeps that check for the day someone
-    adds a write to the alias, or an op that keeps it. The message names where the
+    operands); where nothing kept what is changed, the write hides nothing and is
+    not reported. Where nothing is changed in place, `.detach()` does the same as
+    `.data` and keeps that check for the day someone adds a write to the alias. The message names where the
     tensor's grad comes from, where the inference saw it.
 
     ## Example
@@ -178,10 +179,9 @@ class DataInsteadOfDetach(Rule):
 
     ## Fix safety
     Safe in conversion chains on a known tensor (same values, dtype and memory).
-    Where the tensor is changed in place through `.data` the fix is unsafe: where
-    an op kept it, the code that silently computed wrong gradients will raise
-    instead, which is the point; where nothing in the file kept it, backward runs
-    as before, unless code out of sight (another module holding the tensor) did. With no evidence but the torch-only chain after `.data` (the
+    Where the tensor is changed in place through `.data` the fix is unsafe: an op
+    kept it, so the code that silently computed wrong gradients will raise
+    instead, which is the point. With no evidence but the torch-only chain after `.data` (the
     receiver's kind is unknown) the fix is unsafe too: the receiver may still be
     an object whose `data` is its own.
     """
@@ -234,13 +234,11 @@ class DataInsteadOfDetach(Rule):
                 return  # the package's callers run the function without grad, or pass what has none
             # The gradients go wrong only where a recorded op kept the tensor for backward (the op that made it
             # keeps its result, or one that read it before the write keeps its input); elsewhere the write
-            # changes nothing backward reads, and `.detach()` would do the same with the version check kept.
-            kept = kept_for_backward(receiver, self._write_position(node, ctx), ctx, self._parent_map(ctx))
-            if leaf and not kept:
-                return  # a parameter update that no recorded op read: nothing to hide
+            # changes nothing backward reads (a parameter update, a mask written in before a softmax).
+            if not kept_for_backward(receiver, self._write_position(node, ctx), ctx, self._parent_map(ctx)):
+                return  # no recorded op kept what the write changes: nothing is hidden from autograd
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
-            message = self.in_place_message if kept else self.message
-            ctx.report(self, node, message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
+            ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
         if not known and not (
             (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
