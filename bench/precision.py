@@ -219,6 +219,24 @@ def ensure_corpus(corpus: Path, folders: Sequence[str], command: Sequence[str], 
     subprocess.run([*command, str(corpus), *after], check=True)
 
 
+def without_missing(corpus: Path, labels: list[Label], wild: list[str]) -> tuple[list[Label], list[str]]:
+    """The labels and folders of the packages unpacked in ``corpus``; what is left out is counted per part."""
+    present = {folder for folder in wild if (corpus / folder).is_dir()}
+    left_out: Counter[str] = Counter()
+    packages: dict[str, set[str]] = defaultdict(set)
+    kept = []
+    for label in labels:
+        if label.part == "dev" or label.folder in present:
+            kept.append(label)
+        else:
+            left_out[label.part] += 1
+            packages[label.part].add(label.folder)
+    for part in PARTS:
+        if left_out[part]:
+            print(f"{part}: {left_out[part]} labels in {len(packages[part])} packages not unpacked in {corpus}, left out")
+    return kept, sorted(present)
+
+
 def lint(paths: Sequence[str], jobs: int) -> dict[str, list[Finding]]:
     """Findings of the default rules in the Python files, by normalised file path.
 
@@ -402,6 +420,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--verdicts", type=Path, help="score recorded verdicts on a sample of findings")
     parser.add_argument("--torch", type=Path, help="torch sources to count findings on (default: the installed torch package)")
     parser.add_argument("--no-torch", action="store_true", help="skip the count on torch's sources")
+    parser.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="score only the packages already unpacked in --corpus (say how many labels each part leaves out) instead of fetching the rest",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="files checked in parallel")
     args = parser.parse_args(argv)
     corpus: Path = args.corpus
@@ -432,7 +455,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     folders = dev_folders(args.dev_labels.parent / "dev-corpus.txt", labels)
     ensure_corpus(corpus, folders, ["bash", str(args.dev_labels.parent / "fetch.sh")])
     wild = sorted({entry.folder for listing in listings(()) for entry in read_listing(listing)} | {label.folder for label in labels if label.part != "dev"})
-    ensure_corpus(corpus, wild, [sys.executable, str(WILD / "fetch.py")])
+    if args.skip_missing:
+        labels, wild = without_missing(corpus, labels, wild)
+    else:
+        ensure_corpus(corpus, wild, [sys.executable, str(WILD / "fetch.py")])
     findings = lint([str(corpus / folder) for folder in folders + wild], args.jobs)
     verdicts = score(labels, corpus, findings)
 
