@@ -69,6 +69,9 @@ class LegacyConstructorSize(Rule):
     module in other files, who may initialise every parameter it holds, so it stays silent.
     A loop over a name bound to a list of attributes (`params = [self.u, self.v]`)
     initialises them. Nor is `torch.Tensor(0)` reported, which has no element to read.
+    A float written as the only argument (`torch.FloatTensor(0.0)`) is reported too: a
+    legacy constructor takes a number only as a size, so the call always raises
+    `TypeError: new(): data must be a sequence (got float)`.
 
     The other way round, it flags a shape written as one list or tuple of integers
     (`torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_()`) when an initialiser chained on
@@ -121,6 +124,10 @@ class LegacyConstructorSize(Rule):
         "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
+    float_message = (
+        "`{call}` raises TypeError (`new(): data must be a sequence`): a legacy constructor takes a number only as "
+        "a size, and a float is none; use `torch.tensor({literal})` for the value"
+    )
     triggers = TRIGGERS
     fix_safety = "sometimes"
 
@@ -137,6 +144,9 @@ class LegacyConstructorSize(Rule):
         overwritten = self._initialisation.overwritten_at_once(node)
         if overwritten is not None and _shape_display(node.args):
             self._report_shape_as_data(node, call, overwritten, ctx)
+            return
+        if len(node.args) == 1 and _float_literal(node.args[0]):
+            self._report_float(node, call, ctx)
             return
         if not _sizes(node.args, ctx):
             return
@@ -168,6 +178,19 @@ class LegacyConstructorSize(Rule):
             fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
         ctx.report(self, node, message, fix, related)
 
+    def _report_float(self, node: ast.Call, call: LegacyCall, ctx: Context) -> None:
+        literal = ctx.text(node.args[0])
+        message = self.float_message.format(call=f"{ctx.text(node.func)}({literal})", literal=literal)
+        fix = None
+        if call.torch_alias is not None:
+            # The original always raises: any working code changes nothing that ran.
+            edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor")]
+            if LEGACY_CONSTRUCTORS[call.qualname] is not None:
+                last = node.keywords[-1].value if node.keywords else node.args[-1]
+                edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
+            fix = make_fix(Applicability.SAFE, "Use `torch.tensor`, which holds the value", *edits)
+        ctx.report(self, node, message, fix)
+
     def _report_shape_as_data(self, node: ast.Call, call: LegacyCall, overwritten: ast.Attribute, ctx: Context) -> None:
         display = node.args[0]
         assert isinstance(display, (ast.List, ast.Tuple))
@@ -186,6 +209,13 @@ class LegacyConstructorSize(Rule):
                 insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
             )
         ctx.report(self, node, message, fix, related)
+
+
+def _float_literal(node: ast.expr) -> bool:
+    """``0.0``, ``-1.5``: a float written as the only argument, which no legacy constructor accepts."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is float
 
 
 def _shape_display(arguments: list[ast.expr]) -> bool:
