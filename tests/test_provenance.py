@@ -40,6 +40,25 @@ CASES = {
             images = torch.tensor([cv2.imread(path) for path in paths])  # expect: TCV204
             return order, images
     """,
+    "a_four_item_step_says_reset_returns_the_observation": """
+        import torch
+
+        def evaluate(env, policy):
+            size = env.observation_space.shape[0]
+            state = torch.Tensor([env.reset()])  # expect: TCV204
+            next_state, reward, done, _ = env.step(policy(state))
+            return size, next_state
+
+        def evaluate_new(venv, policy):
+            size = venv.observation_space.shape[0]
+            first = torch.Tensor([venv.reset()])  # (observation, info) on gym 0.26: not a list of arrays
+            next_state, reward, terminated, truncated, info = venv.step(policy(first))
+            return size, next_state
+
+        def evaluate_asked(env, policy):
+            size = env.observation_space.shape[0]
+            return size, torch.Tensor([env.reset(return_info=True)])
+    """,
     "docstring_entry_of_the_parameter_decides": """
         import torch
 

@@ -410,15 +410,21 @@ class CallsMixin:
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
         if Fact.ENVIRONMENT in receiver.facts:
-            return environments.method_result(receiver, name, node) or UNKNOWN
+            return environments.method_result(receiver, name, node, self._four_item_step(node.func)) or UNKNOWN
         if kind in (Kind.UNKNOWN, Kind.OTHER) and name in environments.OBSERVING_METHODS and self._shaped_environment(node.func):
-            return environments.method_result(environments.SHAPED, name, node) or UNKNOWN
+            return environments.method_result(environments.SHAPED, name, node, self._four_item_step(node.func)) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
         if kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, name, node)
         return UNKNOWN
+
+    def _four_item_step(self, func: ast.expr) -> bool:
+        """``env.reset()`` where the file unpacks ``env.step(a)`` into four items (the same last name)."""
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+        return last is not None and last in self.facts.four_item_steps
 
     def _shaped_environment(self, func: ast.expr) -> bool:
         """``env.step(a)`` where the file reads ``env.observation_space.shape`` (the same last name: ``self.env`` too)."""
