@@ -83,6 +83,8 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and Fact.NUMPY_SCALAR in value.facts)
     ):
         return True
+    if value.kind is Kind.NUMBER and declared_int(node, ctx):
+        return True  # `def __init__(self, num_tags: int)`: an int, by its annotation
     if isinstance(node, ast.Call) and node.args and len(node.args) == 1:
         qualname = ctx.qualname(node.func) or ""
         argument = node.args[0]
@@ -92,6 +94,22 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         if qualname.startswith(("numpy.int", "numpy.uint")) and literal_int:
             return True
     return False
+
+
+def declared_int(node: ast.expr, ctx: Context) -> bool:
+    """``node`` is a parameter annotated ``int`` and not rebound before it is used here: an int by its annotation
+    alone (enough to report, never for a safe fix: a caller may pass a list, which the legacy call reads as data)."""
+    function = ctx.state.function
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = function.args
+    annotation = next(
+        (a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.arg == node.id), None
+    )
+    if not (isinstance(annotation, ast.Name) and annotation.id == "int"):
+        return False
+    here = (node.lineno, node.col_offset)
+    return not any((store.lineno, store.col_offset) < here for store in ctx.scope.stores(node.id))
 
 
 # A name that says it holds a count: `out_features`, `hidden_size`, `n_heads`, `num_classes`.

@@ -9,6 +9,7 @@ from flake8_tensorconv.rules._legacy_constructor import (
     TRIGGERS,
     Initialisation,
     LegacyCall,
+    declared_int,
     Use,
     initialisation_of,
     is_python_int,
@@ -69,6 +70,8 @@ class LegacyConstructorSize(Rule):
     module in other files, who may initialise every parameter it holds, so it stays silent.
     A loop over a name bound to a list of attributes (`params = [self.u, self.v]`)
     initialises them. Nor is `torch.Tensor(0)` reported, which has no element to read.
+    A parameter annotated `int` counts as a size (the fix is then unsafe: a caller
+    may pass a list, which the legacy call reads as data).
     A float written as the only argument (`torch.FloatTensor(0.0)`) is reported too: a
     legacy constructor takes a number only as a size, so the call always raises
     `TypeError: new(): data must be a sequence (got float)`.
@@ -175,7 +178,10 @@ class LegacyConstructorSize(Rule):
             if LEGACY_CONSTRUCTORS[call.qualname] is not None:
                 last = node.keywords[-1].value if node.keywords else node.args[-1]
                 edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
-            fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
+            # One size known only by its `int` annotation may be a list at run time, which the legacy call reads as
+            # data (two or more arguments are sizes whatever they are).
+            declared = len(node.args) == 1 and declared_int(node.args[0], ctx)
+            fix = make_fix(Applicability.UNSAFE if declared else Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
         ctx.report(self, node, message, fix, related)
 
     def _report_float(self, node: ast.Call, call: LegacyCall, ctx: Context) -> None:
