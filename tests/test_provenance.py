@@ -59,6 +59,23 @@ CASES = {
             size = env.observation_space.shape[0]
             return size, torch.Tensor([env.reset(return_info=True)])
     """,
+    "zeros_filled_from_a_file_or_with_random_floats": """
+        import numpy as np
+        import torch
+
+        def load_split(path):
+            data = np.load(path)
+            return data["train_index"], data["y_train"], np.random.rand(4)
+
+        def labels_tensor(path, size):
+            train_index, y_train, noise = load_split(path)
+            labels = np.zeros(size)
+            labels[train_index] = y_train
+            noisy = np.zeros(size)
+            noisy[train_index] = noise
+            ids = torch.LongTensor(labels)
+            return ids, torch.LongTensor(noisy)  # expect: TCV201
+    """,
     "docstring_entry_of_the_parameter_decides": """
         import torch
 
