@@ -166,7 +166,9 @@ _FROZEN_BY_LOOP = re.compile(
 _FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
 # `obs, reward, done, info = env.step(a)`: four items, gym's API before 0.26 (0.26 and gymnasium return five), whose
 # `reset()` returns the observation alone. The last name before `.step`.
-_FOUR_ITEM_STEP = re.compile(r"^[ \t]*\(?[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+){3}[ \t]*\)?[ \t]*=[ \t]*(?:[\w.]*\.)?(\w+)[ \t]*\.[ \t]*step[ \t]*\(", re.MULTILINE)
+_FOUR_ITEM_STEP = re.compile(
+    r"^[ \t]*\(?[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+){3}[ \t]*\)?[ \t]*=[ \t]*(?:[\w.]*\.)?(\w+)[ \t]*\.[ \t]*step[ \t]*\(", re.MULTILINE
+)
 # `env.observation_space.shape`, `self.env.observation_space.shape[0]`: the last name before the space.
 _SHAPED_SPACE = re.compile(r"\b(\w+)\s*\.\s*observation_space\s*\.\s*shape\b")
 
