@@ -142,8 +142,8 @@ TENSOR_METHODS: dict[str, TensorMethod] = {
     "cuda": TensorMethod(device=Device.ACCELERATOR),
     **{name: TensorMethod(grad=Grad.NO, dtype=dtype) for name, dtype in INTEGER_METHODS.items()},
     **{name: TensorMethod(dtype=dtype) for name, dtype in FLOAT_METHODS.items()},
-    # Fresh tensors with the receiver's dtype and device.
-    **dict.fromkeys(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
+    # Fresh tensors with the receiver's dtype and device (`new` is the legacy spelling, `out.new(*out.size())`).
+    **dict.fromkeys(("new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
 }
 # Tensor methods whose result has the receiver's shape: a 0-d tensor stays one (`loss.detach().cpu()`).
 SHAPE_KEEPING_TENSOR_METHODS = frozenset(("detach", "detach_", "cpu", "cuda", *INTEGER_METHODS, *FLOAT_METHODS))

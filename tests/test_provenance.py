@@ -76,6 +76,18 @@ CASES = {
             ids = torch.LongTensor(labels)
             return ids, torch.LongTensor(noisy)  # expect: TCV201
     """,
+    "requires_grad_assigned_and_a_fresh_tensor_from_new": """
+        import torch
+
+        x = torch.randn(3, 4)
+        x.requires_grad = True
+        out = torch.nn.Linear(4, 2)(x)
+        target = out.new(*out.size())
+        target.data.uniform_(-0.01, 0.01)
+        loss = (target - out).mean()
+        loss.backward()
+        picture = x.numpy()  # expect: TCV101
+    """,
     "docstring_entry_of_the_parameter_decides": """
         import torch
 
