@@ -254,7 +254,11 @@ _WRAPPERS = _PARAMETER_CLASSES | {"torch.autograd.Variable", "torch.autograd.var
 _KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous", "requires_grad_"})
 # What reads only the allocation's metadata, never its values.
 _SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout", "requires_grad", "is_leaf", "grad", "grad_fn"})
-_SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"})
+_SHAPE_METHODS = frozenset(
+    {"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"}
+    # A fresh tensor with the allocation's dtype and device (`x.new_empty(x.shape + (4,))`): its values are not read.
+    | {"new", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
+)
 _SHAPE_FUNCTIONS = frozenset({"len", "isinstance", "type", "id", "hasattr"})
 # Views: writing into one writes the allocation.
 _VIEWS = frozenset(

@@ -54,7 +54,8 @@ class LegacyConstructorSize(Rule):
     shown; and for a module's attribute that some initialiser of the file writes
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
-    `nn.init.xavier_uniform_(a if c else b)`). `x.resize_as_(y)` keeps the allocation for
+    `nn.init.xavier_uniform_(a if c else b)`). `x.new_empty(...)` (`new_zeros`, `new`...)
+    uses only its dtype and device. `x.resize_as_(y)` keeps the allocation for
     what follows (`.copy_(y)` writes it). Handed to a function of the file that only
     measures that parameter (`.shape`, `.size()`, `len`), the values are not read. Where
     the allocation goes somewhere it does not
