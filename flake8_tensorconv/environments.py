@@ -15,7 +15,9 @@ matched by its last name, so ``self.env.observation_space.shape`` in ``__init__`
 
 Both APIs are read from the code's own shape: ``obs = env.reset()`` (gym < 0.26) and
 ``obs, info = env.reset()``; ``obs, reward, done, info = env.step(a)`` and the five-item
-``obs, reward, terminated, truncated, info``.
+``obs, reward, terminated, truncated, info``. A file that unpacks an environment's ``step(a)``
+into four items uses gym's API before 0.26, where ``reset()`` returns the observation alone,
+also where it is not bound to a name (``torch.Tensor([env.reset()])``).
 """
 
 from __future__ import annotations
@@ -88,12 +90,16 @@ def wrapped(qualname: str, wrapped_value: Value) -> Value:
     return OTHER
 
 
-def method_result(environment: Value, name: str, node: ast.Call) -> Value | None:
-    """What ``env.reset()`` / ``env.step(action)`` of an environment observing arrays returns (None: other methods)."""
+def method_result(environment: Value, name: str, node: ast.Call, four_item_step: bool = False) -> Value | None:
+    """What ``env.reset()`` / ``env.step(action)`` of an environment observing arrays returns (None: other methods).
+
+    ``four_item_step``: the file unpacks this environment's ``step(a)`` into four items, gym's API before 0.26."""
     observation = ndarray(array_origin=origin(node))
     if name == "reset":
         if environment.instance_of == "gymnasium":
             return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(observation, OTHER))  # always (observation, info)
+        if four_item_step and not any(keyword.arg in ("return_info", None) for keyword in node.keywords):
+            return observation  # gym < 0.26 returns the observation alone (unless asked for the info too)
         # (observation, info); `obs = env.reset()` of gym < 0.26 binds the observation itself (see `unpacked`).
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(observation, OTHER), facts=frozenset({Fact.ENV_RESULT}))
     if name == "step":

@@ -142,9 +142,25 @@ TENSOR_METHODS: dict[str, TensorMethod] = {
     "cuda": TensorMethod(device=Device.ACCELERATOR),
     **{name: TensorMethod(grad=Grad.NO, dtype=dtype) for name, dtype in INTEGER_METHODS.items()},
     **{name: TensorMethod(dtype=dtype) for name, dtype in FLOAT_METHODS.items()},
-    # Fresh tensors with the receiver's dtype and device.
-    **dict.fromkeys(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
+    # Fresh tensors with the receiver's dtype and device (`new` is the legacy spelling, `out.new(*out.size())`).
+    **dict.fromkeys(("new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), TensorMethod(grad=Grad.NO)),
 }
+# Tensor methods whose result has the receiver's shape: a 0-d tensor stays one (`loss.detach().cpu()`).
+SHAPE_KEEPING_TENSOR_METHODS = frozenset(("detach", "detach_", "cpu", "cuda", *INTEGER_METHODS, *FLOAT_METHODS))
+# Reductions to one value when called with no dimension (`loss.mean()`, `torch.sum(x)`): a 0-d tensor.
+WHOLE_REDUCTIONS = frozenset("mean sum prod std var norm nansum nanmean".split())
+# torch.nn.functional's losses: with their default reduction ("mean") or "sum" they return a 0-d tensor.
+FUNCTIONAL_LOSSES = frozenset(
+    "torch.nn.functional." + name
+    for name in (
+        "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
+        "binary_cross_entropy_with_logits kl_div poisson_nll_loss gaussian_nll_loss ctc_loss margin_ranking_loss "
+        "hinge_embedding_loss multilabel_margin_loss soft_margin_loss multilabel_soft_margin_loss "
+        "cosine_embedding_loss multi_margin_loss triplet_margin_loss"
+    ).split()
+)
+# Keywords of a loss that may keep one value per element (`reduction="none"`, the old `reduce=False`).
+LOSS_REDUCTION_KEYWORDS = frozenset({"reduction", "reduce", "size_average"})
 # Tensor methods whose result requires grad if the receiver or any operand does.
 GRAD_FROM_OPERANDS_METHODS = frozenset(
     "masked_fill where add sub mul div matmul mm bmm cat index_add scatter lerp".split()

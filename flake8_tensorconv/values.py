@@ -51,6 +51,7 @@ class Fact(str, enum.Enum):
 
     # modules
     PARAMETRIZED = "parametrized"  # an nn.Module that holds parameters
+    REDUCING_LOSS = "reducing-loss"  # a loss module of torch's whose reduction ("mean", "sum") returns a 0-d tensor
     SELF = "self"  # the module a method runs on
     # tensors
     PARAMETER = "parameter"  # an nn.Parameter: requires grad even when made under no_grad
@@ -60,6 +61,8 @@ class Fact(str, enum.Enum):
     CONJ = "conj"  # a lazy conjugate view, which .numpy() refuses
     NEG = "neg"  # a lazy negative view, which .numpy() refuses
     RECORDED_COPY = "recorded-copy"  # a device copy of a tensor that requires grad, made with grad on: autograd records it
+    # a 0-d tensor (a loss reduced to one value): `loss.data[0]` raises IndexError, where torch before 0.5 gave a number
+    ZERO_D_TENSOR = "zero-d-tensor"
     # NumPy arrays and scalars (see arrays.py)
     NEGATIVE_STRIDE = "negative-stride"
     READONLY = "readonly"

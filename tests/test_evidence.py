@@ -66,6 +66,21 @@ def test_indices_and_integer_results_keep_the_evidence_of_their_source():
     assert all(f.message.endswith("comes from `torch.ones(3).to(device)` on line 4, which may be a GPU)") for f in findings)
 
 
+def test_a_torch_function_of_the_tensor_names_the_tensor_not_torch():
+    """`torch.flatten(loss).cpu()`: the evidence is about `loss`, the function's argument, not the module `torch`."""
+    (finding,) = _lint(
+        """
+        import torch
+
+        def step(model, x):
+            loss = model(x).mean()
+            return torch.flatten(loss).cpu().detach().numpy()
+        """
+    )
+    assert finding.code == "TCV103"
+    assert finding.message.endswith("(`loss` comes from `model(x)` on line 4, outside `no_grad`)")
+
+
 def test_a_parameter_named_as_a_models_output_says_so():
     """With no caller in the file, the name is the evidence, and the message says that, not "the callers"."""
     (finding,) = _lint(

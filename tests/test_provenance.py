@@ -40,6 +40,54 @@ CASES = {
             images = torch.tensor([cv2.imread(path) for path in paths])  # expect: TCV204
             return order, images
     """,
+    "a_four_item_step_says_reset_returns_the_observation": """
+        import torch
+
+        def evaluate(env, policy):
+            size = env.observation_space.shape[0]
+            state = torch.Tensor([env.reset()])  # expect: TCV204
+            next_state, reward, done, _ = env.step(policy(state))
+            return size, next_state
+
+        def evaluate_new(venv, policy):
+            size = venv.observation_space.shape[0]
+            first = torch.Tensor([venv.reset()])  # (observation, info) on gym 0.26: not a list of arrays
+            next_state, reward, terminated, truncated, info = venv.step(policy(first))
+            return size, next_state
+
+        def evaluate_asked(env, policy):
+            size = env.observation_space.shape[0]
+            return size, torch.Tensor([env.reset(return_info=True)])
+    """,
+    "zeros_filled_from_a_file_or_with_random_floats": """
+        import numpy as np
+        import torch
+
+        def load_split(path):
+            data = np.load(path)
+            return data["train_index"], data["y_train"], np.random.rand(4)
+
+        def labels_tensor(path, size):
+            train_index, y_train, noise = load_split(path)
+            labels = np.zeros(size)
+            labels[train_index] = y_train
+            noisy = np.zeros(size)
+            noisy[train_index] = noise
+            ids = torch.LongTensor(labels)
+            return ids, torch.LongTensor(noisy)  # expect: TCV201
+    """,
+    "requires_grad_assigned_and_a_fresh_tensor_from_new": """
+        import torch
+
+        x = torch.randn(3, 4)
+        x.requires_grad = True
+        out = torch.nn.Linear(4, 2)(x)
+        target = out.new(*out.size())
+        target.data.uniform_(-0.01, 0.01)
+        loss = (target - out).mean()
+        loss.backward()
+        picture = x.numpy()  # expect: TCV101
+    """,
     "docstring_entry_of_the_parameter_decides": """
         import torch
 

@@ -218,7 +218,10 @@ class CallsMixin:
         if qualname.startswith("torch.") and qualname.count(".") >= 1:
             name = qualname.rpartition(".")[2]
             if qualname.startswith("torch.nn.") and name[:1].isupper():
-                return self._torch_module_instance(qualname, keywords, args)
+                module = self._torch_module_instance(qualname, keywords, args)
+                if name.endswith("Loss") and not name.endswith("WithLoss") and self._reduces_to_one_value(node, positional=1):
+                    module = module.with_(facts=module.facts | {Fact.REDUCING_LOSS})
+                return module
             if name in ("topk", "sort", "kthvalue", "mode") or (name in K.VALUES_INDICES_WITH_DIM and len(args) + len(keywords) > 1):
                 return self._values_indices(args[0] if args else UNKNOWN)
             if qualname in K.SET_GRAD_ENABLED or qualname in K.GRAD_MODE_SWITCHES:
@@ -233,7 +236,11 @@ class CallsMixin:
                 others = [*args[first:], *(value for key, value in keywords.items() if key not in ("input", "tensors"))]
                 flat = grad_operands(inputs, others)
                 grad, device = any_grad([a.grad for a in flat]), any_device([a.device for a in flat])
-                return tensor(grad, device, grad_origin=grad_origin_of(flat), device_origin=device_origin_of(flat))
+                one_value = (qualname in K.FUNCTIONAL_LOSSES and self._reduces_to_one_value(node, positional=3)) or (
+                    name in K.WHOLE_REDUCTIONS and qualname.count(".") == 1 and len(node.args) == 1 and set(keywords) <= {"dtype"}
+                )
+                facts = frozenset({Fact.ZERO_D_TENSOR}) if one_value else frozenset()
+                return tensor(grad, device, facts=facts, grad_origin=grad_origin_of(flat), device_origin=device_origin_of(flat))
             return UNKNOWN
         if qualname.startswith("numpy."):
             return self._numpy_call(qualname, node, args, keywords)
@@ -245,6 +252,18 @@ class CallsMixin:
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:
             return FOREIGN
         return UNKNOWN
+
+    def _reduces_to_one_value(self, node: ast.Call, positional: int) -> bool:
+        """A loss of torch's called or built with its default reduction ("mean") or "sum": its result is 0-d.
+        Past ``positional`` arguments the old ``reduce`` flag may stand, which may keep one value per element."""
+        if len(node.args) > positional or any(isinstance(argument, ast.Starred) for argument in node.args):
+            return False
+        for keyword in node.keywords:
+            if keyword.arg is None or keyword.arg in K.LOSS_REDUCTION_KEYWORDS - {"reduction"}:
+                return False
+            if keyword.arg == "reduction" and self._string_literal(keyword.value) not in ("mean", "sum"):
+                return False
+        return True
 
     def _gradients(self, node: ast.Call, create_graph_position: int) -> Value:
         """``torch.autograd.grad(loss, params)``: a tuple of gradients, which require grad only where ``create_graph``
@@ -391,15 +410,21 @@ class CallsMixin:
         if Fact.FOREIGN in receiver.facts:
             return FOREIGN
         if Fact.ENVIRONMENT in receiver.facts:
-            return environments.method_result(receiver, name, node) or UNKNOWN
+            return environments.method_result(receiver, name, node, self._four_item_step(node.func)) or UNKNOWN
         if kind in (Kind.UNKNOWN, Kind.OTHER) and name in environments.OBSERVING_METHODS and self._shaped_environment(node.func):
-            return environments.method_result(environments.SHAPED, name, node) or UNKNOWN
+            return environments.method_result(environments.SHAPED, name, node, self._four_item_step(node.func)) or UNKNOWN
         if kind is Kind.OTHER and Fact.DISTRIBUTION in receiver.facts and name in ("sample", "sample_n", "enumerate_support"):
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
         if kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, name, node)
         return UNKNOWN
+
+    def _four_item_step(self, func: ast.expr) -> bool:
+        """``env.reset()`` where the file unpacks ``env.step(a)`` into four items (the same last name)."""
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+        return last is not None and last in self.facts.four_item_steps
 
     def _shaped_environment(self, func: ast.expr) -> bool:
         """``env.step(a)`` where the file reads ``env.observation_space.shape`` (the same last name: ``self.env`` too)."""
@@ -461,6 +486,8 @@ class CallsMixin:
             moved = effect.device is Device.ACCELERATOR and plain.device is not Device.ACCELERATOR
             if effect.device is not None and effect.device is not plain.device and self._records_copy(receiver):
                 facts = facts | {Fact.RECORDED_COPY}
+            if name in K.SHAPE_KEEPING_TENSOR_METHODS:
+                facts = facts | (receiver.facts & {Fact.ZERO_D_TENSOR})
             return plain.with_(
                 grad=plain.grad if effect.grad is None else effect.grad,
                 device=plain.device if effect.device is None else effect.device,
@@ -519,6 +546,8 @@ class CallsMixin:
             # grad source behind it what the method returns is unknown. What an object made by a grad source (a
             # model-named callable's result) returns keeps that evidence.
             return UNKNOWN
+        if name in K.WHOLE_REDUCTIONS and not node.args and set(keywords) <= {"dtype"}:
+            return plain.with_(facts=frozenset({Fact.ZERO_D_TENSOR}))  # `loss.mean()`: one value, a 0-d tensor
         return plain
 
     def _ndarray_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value]) -> Value:

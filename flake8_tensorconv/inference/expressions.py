@@ -204,6 +204,10 @@ class ExpressionsMixin:
                 # `outputs["labels"]`: no tensor takes a string index, so this is a model's dict of outputs,
                 # and the item named as data (labels, indices, masks) needs no grad.
                 return Value(grad=Grad.NO, device=container.device, device_origin=container.device_origin)
+            if Fact.ZERO_D_TENSOR in container.facts and _integer_index(key):
+                # `loss.data[0]`: IndexError on a 0-d tensor since torch 0.5; the PyTorch the code was written for
+                # gave a Python number. Either way no tensor comes out.
+                return UNKNOWN
             # An item of a recorded device copy is a view of it: detaching the item throws the recorded copy away.
             return container.with_(elements=None, element=None, fields=(), facts=container.facts & {Fact.RECORDED_COPY})
         if container.kind is Kind.NDARRAY:
@@ -458,3 +462,10 @@ def concatenated(left: Value, right: Value) -> Value:
     for item in items[1:]:
         element = join(element, item)
     return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+
+
+def _integer_index(key: ast.expr) -> bool:
+    """``0`` or ``-1``: an integer literal as the whole index."""
+    if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub):
+        key = key.operand
+    return isinstance(key, ast.Constant) and type(key.value) is int

@@ -164,6 +164,11 @@ _FROZEN_BY_LOOP = re.compile(
 )
 # `layer.register_forward_hook(self.save_activation)`: a function that receives a module's output.
 _FORWARD_HOOK = re.compile(r"register_forward_hook\(\s*(?:self\.)?(\w+)")
+# `obs, reward, done, info = env.step(a)`: four items, gym's API before 0.26 (0.26 and gymnasium return five), whose
+# `reset()` returns the observation alone. The last name before `.step`.
+_FOUR_ITEM_STEP = re.compile(
+    r"^[ \t]*\(?[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+){3}[ \t]*\)?[ \t]*=[ \t]*(?:[\w.]*\.)?(\w+)[ \t]*\.[ \t]*step[ \t]*\(", re.MULTILINE
+)
 # `env.observation_space.shape`, `self.env.observation_space.shape[0]`: the last name before the space.
 _SHAPED_SPACE = re.compile(r"\b(\w+)\s*\.\s*observation_space\s*\.\s*shape\b")
 
@@ -344,6 +349,12 @@ class FileFacts:
         """Names (``env`` of ``env`` and ``self.env``) whose ``observation_space.shape`` the file reads: gym-style
         environments whose observation space has a shape, a ``Box``, so their observations are NumPy arrays."""
         return self._names_matching(_SHAPED_SPACE, "observation_space")
+
+    @property
+    def four_item_steps(self) -> frozenset[str]:
+        """Names (``env`` of ``env`` and ``self.env``) whose ``step(a)`` the file unpacks into four items: gym's API
+        before 0.26, where ``reset()`` returns the observation alone (a five-item step would raise there)."""
+        return self._names_matching(_FOUR_ITEM_STEP, ".step(")
 
     @property
     def record_fields(self) -> dict[str, tuple[str, ...]]:

@@ -120,12 +120,14 @@ class ModulesMixin:
         parametrized = Fact.PARAMETRIZED in module.facts
         grad = Grad.YES if parametrized else Grad.UNKNOWN if module.grad is Grad.UNKNOWN else any_grad([a.grad for a in inputs])
         grad_origin = origin(node) if parametrized else grad_origin_of(inputs)
+        # A loss of torch's with its reduction returns one value: a 0-d tensor.
+        facts = frozenset({Fact.ZERO_D_TENSOR}) if Fact.REDUCING_LOSS in module.facts else frozenset()
         if any(a.kind is Kind.TENSOR for a in inputs) and all(a.device is Device.CPU for a in inputs) and not self._moves_its_input(module):
             # Inputs on the CPU: a module on a GPU fails at this call, so wherever the call returns, its output
             # is on the CPU too (unless the file's own forward moves the input to the module's device).
-            return tensor(grad, Device.CPU, grad_origin=grad_origin)
+            return tensor(grad, Device.CPU, facts=facts, grad_origin=grad_origin)
         device = any_device([module.device, *(a.device for a in inputs)])
-        return tensor(grad, device, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
+        return tensor(grad, device, facts=facts, grad_origin=grad_origin, device_origin=device_origin_of([module, *inputs]))
 
     def _moves_its_input(self, module: Value) -> bool:
         """The module may move its inputs to its own device: a wrapper that scatters them (``DataParallel``), a model

@@ -135,6 +135,20 @@ class StatementsMixin:
         value = self.eval(node.value)
         for target in node.targets:
             self.bind(target, value)
+            if isinstance(target, ast.Attribute) and target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+                self._set_requires_grad(target.value.id, node)
+
+    def _set_requires_grad(self, name: str, node: ast.Assign) -> None:
+        """``t.requires_grad = True``: the tensor is a leaf that requires grad from here on (``False``: it no longer
+        does), as ``t.requires_grad_()`` makes it."""
+        tensor_value = self.state.env.get(name)
+        flag = literal_bool(self._literal(node.value))
+        if tensor_value is None or tensor_value.kind is not Kind.TENSOR or flag is None or tensor_value.is_integer:
+            return
+        if flag:
+            self.state.env[name] = tensor_value.with_(grad=Grad.YES, facts=tensor_value.facts | {Fact.LEAF}, grad_origin=origin(node))
+        else:
+            self.state.env[name] = tensor_value.with_(grad=Grad.NO, facts=tensor_value.facts - {Fact.LEAF}, grad_origin=None)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:

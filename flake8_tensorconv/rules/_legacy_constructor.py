@@ -15,7 +15,7 @@ from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 if TYPE_CHECKING:
-    from flake8_tensorconv.inference.bindings import Binding
+    from flake8_tensorconv.inference.bindings import Binding, Scope
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
 LEGACY_CONSTRUCTORS: dict[str, str | None] = {
@@ -83,6 +83,8 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         (value.kind is Kind.NDARRAY and ZERO_D in value.facts) or (value.kind is Kind.NUMBER and Fact.NUMPY_SCALAR in value.facts)
     ):
         return True
+    if value.kind is Kind.NUMBER and declared_int(node, ctx):
+        return True  # `def __init__(self, num_tags: int)`: an int, by its annotation
     if isinstance(node, ast.Call) and node.args and len(node.args) == 1:
         qualname = ctx.qualname(node.func) or ""
         argument = node.args[0]
@@ -92,6 +94,22 @@ def is_size_argument(node: ast.expr, ctx: Context) -> bool:
         if qualname.startswith(("numpy.int", "numpy.uint")) and literal_int:
             return True
     return False
+
+
+def declared_int(node: ast.expr, ctx: Context) -> bool:
+    """``node`` is a parameter annotated ``int`` and not rebound before it is used here: an int by its annotation
+    alone (enough to report, never for a safe fix: a caller may pass a list, which the legacy call reads as data)."""
+    function = ctx.state.function
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = function.args
+    annotation = next(
+        (a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.arg == node.id), None
+    )
+    if not (isinstance(annotation, ast.Name) and annotation.id == "int"):
+        return False
+    here = (node.lineno, node.col_offset)
+    return not any((store.lineno, store.col_offset) < here for store in ctx.scope.stores(node.id))
 
 
 # A name that says it holds a count: `out_features`, `hidden_size`, `n_heads`, `num_classes`.
@@ -236,7 +254,11 @@ _WRAPPERS = _PARAMETER_CLASSES | {"torch.autograd.Variable", "torch.autograd.var
 _KEEPS_THE_ALLOCATION = frozenset({"to", "cuda", "cpu", "type", "float", "double", "half", "long", "int", "contiguous", "requires_grad_"})
 # What reads only the allocation's metadata, never its values.
 _SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout", "requires_grad", "is_leaf", "grad", "grad_fn"})
-_SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"})
+_SHAPE_METHODS = frozenset(
+    {"size", "dim", "numel", "nelement", "ndimension", "element_size", "get_device", "is_contiguous", "stride"}
+    # A fresh tensor with the allocation's dtype and device (`x.new_empty(x.shape + (4,))`): its values are not read.
+    | {"new", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
+)
 _SHAPE_FUNCTIONS = frozenset({"len", "isinstance", "type", "id", "hasattr"})
 # Views: writing into one writes the allocation.
 _VIEWS = frozenset(
@@ -798,6 +820,10 @@ def classify_cast(call: LegacyCall, parents: dict[int, ast.AST], ctx: Context) -
         verdict = UNKNOWN_SOURCE
     if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _whole_numbers(argument, ctx, statement, binary=target == "bool"):
         verdict = KEEPS  # `torch.LongTensor(np.hstack([np.zeros(n), np.ones(m)]))`: 0/1 floats truncate to themselves
+    if verdict == LOSSY and source in _FLOAT_BITS and target in _INTEGER_RANGES and _filled_from_a_file(argument, ctx, statement):
+        # `labels = np.zeros(n)`, then `labels[train_index] = y_train` of `np.load(...)` data: whole numbers where
+        # nothing is written, and whatever the file holds elsewhere (class ids written as floats, or not).
+        verdict = UNKNOWN_SOURCE
     if verdict == CHANGES and ((back and _whole_numbers(argument, ctx, statement)) or _divided(call.node, parents)):
         # `Tensor(np.hstack([np.zeros(n, dtype=int), np.ones(m, dtype=int)])).long()`: 0/1 integers come back
         # exactly; `1.0 / Tensor(counts)`: true division makes floats of integers anyway.
@@ -911,9 +937,26 @@ def _builtin_call(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
-def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, binary: bool = False) -> bool:
+def _filled_from_a_file(node: ast.expr, ctx: Context, before: ast.AST) -> bool:
+    """``labels`` of ``labels = np.zeros(n)`` whose in-place writes store whole numbers or values read from a
+    file (``labels[train_index] = y_train`` of ``np.load``), at least one of them from the file."""
+    if not isinstance(node, ast.Name) or ctx.scope.is_parameter(node.id):
+        return False
+    bindings = ctx.scope.before(node.id, before)
+    return bool(bindings) and all(
+        binding.value is not None
+        and _whole_numbers(binding.value, ctx, binding.value)
+        and ctx.scope.written_in_place_after(node.id, binding.value)
+        and _writes_whole_numbers(node.id, binding.value, ctx, 0, from_a_file=True)
+        for binding in bindings
+    )
+
+
+def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, binary: bool = False, from_a_file: bool = False) -> bool:
     """Whether every in-place write of ``name`` after it gets ``value`` (before its next binding) stores whole
-    numbers: ``ids[mask] = i`` with ``i`` a counter, ``grid[:, j] = 1``."""
+    numbers: ``ids[mask] = i`` with ``i`` a counter, ``grid[:, j] = 1``. ``from_a_file``: values read from a file
+    count too, and at least one write must store one."""
+    read = False
     if not ctx.scope.written_in_place_after(name, value):
         return True
     after = _end(value)
@@ -930,9 +973,12 @@ def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, 
         assignment = parents.get(id(mention.node))
         if not (isinstance(mention.node, ast.Subscript) and isinstance(assignment, ast.Assign)):
             return False
+        if from_a_file and _read_from_a_file(assignment.value, ctx, assignment):
+            read = True
+            continue
         if not _whole_numbers(assignment.value, ctx, assignment, depth + 1, binary):
             return False
-    return True
+    return read or not from_a_file
 
 
 def _literal_array(node: ast.expr, ctx: Context) -> bool:
@@ -958,19 +1004,63 @@ def _divided(node: ast.Call, parents: dict[int, ast.AST]) -> bool:
 _FILE_READERS = frozenset({"numpy.loadtxt", "numpy.genfromtxt", "numpy.load", "numpy.fromfile"})
 
 
-def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0) -> bool:
-    """An array read from a file (``np.loadtxt``, ``np.genfromtxt``, ``np.load``), or a slice or column of one,
-    also through names every binding of which before ``before`` is one."""
+def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0, scope: Scope | None = None) -> bool:
+    """An array read from a file (``np.loadtxt``, ``np.genfromtxt``, ``np.load``), or a slice, column or item of one
+    (``data["y_train"]`` of an ``np.load`` archive), also through names every binding of which before ``before`` is
+    one, and through an item of the tuple a function of the file returns (``adj, y = load_data(path)``).
+    ``scope``: the function the names belong to (the one being walked unless said)."""
     if depth > 4:
         return False
+    scope = scope or ctx.scope
     while isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr == "T"):
         node = node.value
     if isinstance(node, ast.Name):
-        bindings = ctx.scope.before(node.id, before)
-        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
-            binding.value is not None and _read_from_a_file(binding.value, ctx, binding.value, depth + 1) for binding in bindings
+        bindings = scope.before(node.id, before)
+        return bool(bindings) and not scope.is_parameter(node.id) and all(
+            _read_from_a_file(binding.value, ctx, binding.value, depth + 1, scope)
+            if binding.value is not None
+            else _unpacked_from_a_reader(node.id, binding, ctx, depth, scope)
+            for binding in bindings
         )
     return isinstance(node, ast.Call) and (ctx.qualname(node.func) or "") in _FILE_READERS
+
+
+def _unpacked_from_a_reader(name: str, binding: Binding, ctx: Context, depth: int, scope: Scope) -> bool:
+    """``name`` of ``a, name = load(path)`` where every ``return`` of the file's function ``load`` is a tuple
+    whose item there is read from a file."""
+    parents = initialisation_of(ctx.facts.tree).parents
+    store = next((store for store in scope.stores(name) if _start(store) == binding.position), None)
+    target = parents.get(id(store)) if store is not None else None
+    assignment = parents.get(id(target))
+    if not (isinstance(target, ast.Tuple) and isinstance(assignment, ast.Assign) and assignment.targets == [target]):
+        return False
+    call = assignment.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)) or any(isinstance(e, ast.Starred) for e in target.elts):
+        return False
+    definitions = ctx.facts.definitions.get(call.func.id, ())
+    if len(definitions) != 1 or not isinstance(definitions[0], ast.FunctionDef):
+        return False
+    function = definitions[0]
+    index = target.elts.index(store)  # type: ignore[arg-type]
+    returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
+    helper_scope = ctx.scope_of(function)
+    return bool(returns) and all(
+        isinstance(node.value, ast.Tuple) and len(node.value.elts) == len(target.elts)
+        and _read_from_a_file(node.value.elts[index], ctx, node, depth + 1, helper_scope)
+        for node in returns
+    )
+
+
+def _own_statements(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``function`` outside the functions and classes nested in it."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _verdict(source: str, target: str) -> str:

@@ -53,6 +53,9 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     """Where the risk comes from, as a clause for the message (" (`logits` comes from `model(x)` on line 12, outside
     `no_grad`)") and as related locations. Empty where the inference recorded no source step."""
     while isinstance(subject, ast.Call) and isinstance(subject.func, ast.Attribute) and subject.func.attr in _SAME_DATA_METHODS:
+        if ctx.value(subject.func.value).kind is Kind.OTHER:  # `torch.flatten(loss)`: a function of a module
+            subject = subject.args[0] if subject.args and not isinstance(subject.args[0], ast.Starred) else None
+            continue
         subject = subject.func.value  # `logits.cpu()`: the evidence is about `logits`
     name = ctx.text(subject) if subject is not None else ""
     who = f"`{name}`" if name and len(name) <= 40 and "\n" not in name else "the tensor"

@@ -112,6 +112,10 @@ class Context:
         """The bindings / def-use index of the function (or module) being walked."""
         return self._scopes.of(self.state.function or self.facts.tree)
 
+    def scope_of(self, function: ast.AST) -> Scope:
+        """The bindings / def-use index of another function of the file."""
+        return self._scopes.of(function)
+
     def used_after(self, name: str, node: ast.AST) -> bool:
         """Whether ``name`` is read after ``node`` in the enclosing function."""
         return self.scope.read_after(name, node)

@@ -106,7 +106,8 @@ class CpuBeforeDetach(Rule):
     no fix: the copy is in the callee.
 
     It needs a source of grad on the path to the copy, the same evidence TCV101
-    needs: a module call outside `no_grad`, `requires_grad=True`, a parameter, a
+    needs: a module call outside `no_grad`, `requires_grad=True` (also assigned:
+    `t.requires_grad = True`), a parameter, a
     value that `.backward()` runs through, the layer output a forward hook
     receives, a parameter named or documented as a model's output, or what
     same-file callers and returns carry. A model counts

@@ -55,7 +55,9 @@ class LegacyConstructorCast(Rule):
     TCV211's, an opt-in rule. So are floats read from a file (`np.loadtxt`,
     `np.genfromtxt`, `np.load`, a column of one) into an integer type: whether
     they are whole numbers (class ids written as floats) is the file's, not
-    visible. `np.full`'s dtype is its fill value's: with a fill of unknown type
+    visible; also written into an array of zeros (`labels = np.zeros(n)`, then
+    `labels[train_index] = y_train` of an `np.load` archive, also returned by a
+    function of the file that loads it). `np.full`'s dtype is its fill value's: with a fill of unknown type
     (`np.full(shape, pad_id)`) the dtype is not visible.
 
     ## Why is this bad?

@@ -10,6 +10,7 @@ from flake8_tensorconv.rules._legacy_constructor import (
     Initialisation,
     LegacyCall,
     Use,
+    declared_int,
     initialisation_of,
     is_python_int,
     is_size_argument,
@@ -53,7 +54,8 @@ class LegacyConstructorSize(Rule):
     shown; and for a module's attribute that some initialiser of the file writes
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
-    `nn.init.xavier_uniform_(a if c else b)`). `x.resize_as_(y)` keeps the allocation for
+    `nn.init.xavier_uniform_(a if c else b)`). `x.new_empty(...)` (`new_zeros`, `new`...)
+    uses only its dtype and device. `x.resize_as_(y)` keeps the allocation for
     what follows (`.copy_(y)` writes it). Handed to a function of the file that only
     measures that parameter (`.shape`, `.size()`, `len`), the values are not read. Where
     the allocation goes somewhere it does not
@@ -69,6 +71,11 @@ class LegacyConstructorSize(Rule):
     module in other files, who may initialise every parameter it holds, so it stays silent.
     A loop over a name bound to a list of attributes (`params = [self.u, self.v]`)
     initialises them. Nor is `torch.Tensor(0)` reported, which has no element to read.
+    A parameter annotated `int` counts as a size (the fix is then unsafe: a caller
+    may pass a list, which the legacy call reads as data).
+    A float written as the only argument (`torch.FloatTensor(0.0)`) is reported too: a
+    legacy constructor takes a number only as a size, so the call always raises
+    `TypeError: new(): data must be a sequence (got float)`.
 
     The other way round, it flags a shape written as one list or tuple of integers
     (`torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_()`) when an initialiser chained on
@@ -121,6 +128,10 @@ class LegacyConstructorSize(Rule):
         "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
+    float_message = (
+        "`{call}` raises TypeError (`new(): data must be a sequence`): a legacy constructor takes a number only as "
+        "a size, and a float is none; use `torch.tensor({literal})` for the value"
+    )
     triggers = TRIGGERS
     fix_safety = "sometimes"
 
@@ -137,6 +148,9 @@ class LegacyConstructorSize(Rule):
         overwritten = self._initialisation.overwritten_at_once(node)
         if overwritten is not None and _shape_display(node.args):
             self._report_shape_as_data(node, call, overwritten, ctx)
+            return
+        if len(node.args) == 1 and _float_literal(node.args[0]):
+            self._report_float(node, call, ctx)
             return
         if not _sizes(node.args, ctx):
             return
@@ -165,8 +179,24 @@ class LegacyConstructorSize(Rule):
             if LEGACY_CONSTRUCTORS[call.qualname] is not None:
                 last = node.keywords[-1].value if node.keywords else node.args[-1]
                 edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
-            fix = make_fix(Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
+            # One size known only by its `int` annotation may be a list at run time, which the legacy call reads as
+            # data (two or more arguments are sizes whatever they are).
+            declared = len(node.args) == 1 and declared_int(node.args[0], ctx)
+            fix = make_fix(Applicability.UNSAFE if declared else Applicability.SAFE, "Use `torch.empty`, which does the same explicitly", *edits)
         ctx.report(self, node, message, fix, related)
+
+    def _report_float(self, node: ast.Call, call: LegacyCall, ctx: Context) -> None:
+        literal = ctx.text(node.args[0])
+        message = self.float_message.format(call=f"{ctx.text(node.func)}({literal})", literal=literal)
+        fix = None
+        if call.torch_alias is not None:
+            # The original always raises: any working code changes nothing that ran.
+            edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor")]
+            if LEGACY_CONSTRUCTORS[call.qualname] is not None:
+                last = node.keywords[-1].value if node.keywords else node.args[-1]
+                edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
+            fix = make_fix(Applicability.SAFE, "Use `torch.tensor`, which holds the value", *edits)
+        ctx.report(self, node, message, fix)
 
     def _report_shape_as_data(self, node: ast.Call, call: LegacyCall, overwritten: ast.Attribute, ctx: Context) -> None:
         display = node.args[0]
@@ -186,6 +216,13 @@ class LegacyConstructorSize(Rule):
                 insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
             )
         ctx.report(self, node, message, fix, related)
+
+
+def _float_literal(node: ast.expr) -> bool:
+    """``0.0``, ``-1.5``: a float written as the only argument, which no legacy constructor accepts."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is float
 
 
 def _shape_display(arguments: list[ast.expr]) -> bool:

@@ -64,6 +64,10 @@ class NumpyCallOnTensor(Rule):
     `.to(...)` of its own and then asked for a method that tensors do not have
     (`workspace.time_size()`) with no grad source behind it: what that method
     returns is unknown, and numbers computed from it are no tensors.
+    Nor is an integer item of a loss reduced to one value (`loss.data[0]` of a
+    torch loss with its default reduction, of `F.mse_loss(...)`, of `out.sum()`):
+    a Python number in the PyTorch such code was written for, an `IndexError`
+    (a 0-d tensor has no item 0) since torch 0.5; never a tensor.
 
     ## Why is this bad?
     NumPy converts a tensor through `Tensor.__array__`, which calls `.numpy()`,

@@ -19,7 +19,8 @@ class NumpyRequiresGrad(Rule):
     in another method) is a grad source, as a layer built there is; so is a
     model whose `.parameters()` the file hands to an optimizer or a gradient
     clip (whatever class of another module it is), a model loaded with
-    `X.from_pretrained(...)`, a value that `.backward()` runs through, and the
+    `X.from_pretrained(...)`, a value that `.backward()` runs through, a tensor
+    made a leaf with `t.requires_grad = True` (until `t.requires_grad = False`), and the
     layer output a function registered with `register_forward_hook` receives. A
     model the file freezes is none: `.freeze()`, `.requires_grad_(False)` (also
     after the module's own methods, `m.eval().requires_grad_(False).to(d)`), or

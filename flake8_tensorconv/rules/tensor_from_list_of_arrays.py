@@ -42,7 +42,10 @@ class TensorFromListOfArrays(Rule):
     `env.step(a)`), or of any environment (made in another module, a helper, a
     wrapper, passed in) whose `observation_space.shape` the file reads: a space
     with a shape is a `Box` (a `Discrete` space has none to index, `Dict` and
-    `Tuple` spaces have `None`), so its observations are arrays. An environment
+    `Tuple` spaces have `None`), so its observations are arrays. Where the file
+    unpacks an environment's `step(a)` into four items (gym's API before 0.26),
+    its `reset()` is the observation alone, also unbound (`torch.Tensor([env.reset()])`);
+    else `reset()` gives `(observation, info)` unless bound to one name. An environment
     handed to a function of the file observes arrays there too, and the lists a
     function returns reach the parameters of a call they are unpacked into
     (`train(*play(env))`). The index arrays of `np.where(mask)` and
