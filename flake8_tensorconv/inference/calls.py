@@ -80,6 +80,10 @@ class CallsMixin:
             self.eval(func)
         args = [self.eval(arg) for arg in node.args]
         keywords = {kw.arg: self.eval(kw.value) for kw in node.keywords}
+        if self.facts.package is not None:
+            returned = self.facts.package.call(self, node, receiver, args)
+            if returned is not None:
+                return returned
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and _pretrained_model_class(func.value):
             return model_parameter()  # its parameters require grad; where it is moved later is not followed
         qualname = self.facts.qualname(func)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from flake8_tensorconv.inference.files import FileFacts
     from flake8_tensorconv.inference.summaries import CallerSummary
+    from flake8_tensorconv.values import Value
 
 MAX_PACKAGE_FILES = 300
 MAX_FILE_BYTES = 200_000
@@ -231,7 +233,17 @@ class PackageOracle:
     def __init__(self, path: str, facts: FileFacts) -> None:
         self.path = os.path.abspath(path)
         self._facts: dict[str, FileFacts | None] = {self.path: facts}
+        # Every walk of the facts the oracle holds (the linted file's copy, the other modules') asks it what calls into
+        # the package return; the walk that rules listen to does not.
+        facts.package = PackageCalls(self, self.path)
         self._answers: dict[tuple, Answer] = {}
+        # What calls into other modules return (None: not known), and the files those answers were read from.
+        self._returns: dict[tuple, Value | None] = {}
+        self._listed: dict[str, frozenset[str]] = {}
+        self.read: dict[str, str] = {}
+        self._package_names: frozenset[str] | None = None
+        # How many returns of other modules are being walked, one inside the other (at most MAX_RETURN_HOPS).
+        self.depth = 0
 
     @property
     def own_facts(self) -> FileFacts:
@@ -242,7 +254,10 @@ class PackageOracle:
             from flake8_tensorconv.inference.files import analyze_file_facts
 
             tree = _tree(path, loaded)
-            self._facts[path] = analyze_file_facts(tree, loaded.text) if tree is not None else None
+            facts = analyze_file_facts(tree, loaded.text) if tree is not None else None
+            if facts is not None:
+                facts.package = PackageCalls(self, path)
+            self._facts[path] = facts
         return self._facts[path]
 
     def callers(
@@ -294,6 +309,142 @@ class PackageOracle:
         if not sites:
             return Answer(None, dependencies)
         return Answer(_summarise(self, function, sites, depth, dependencies), dependencies)
+
+    # ------------------------------------------------------------------ what the package's functions and classes return
+    def definition(self, where: str, facts: FileFacts, chain: tuple[str, ...]) -> _Definition | None:
+        """The function or class of another module of the package that the name ``chain`` (``f``, ``utils.f``) of the
+        file ``where`` imports, followed through modules that import it in turn; None where it is not the package's."""
+        spec = _imported(facts, chain[0])
+        if spec is None:
+            return None
+        level, module, name = spec
+        dotted = [*(module.split(".") if module else []), *([name] if name else []), *chain[1:]]
+        # The longest prefix that names a module file of the package; the rest is a name in it.
+        for cut in range(len(dotted), -1, -1):
+            path = self._module_path(where, level, dotted[:cut])
+            if path is not None:
+                rest = dotted[cut:]
+                return self._defined_in(path, rest[0], 0) if len(rest) == 1 else None
+        return None
+
+    def calls_into_package(self, scope: ast.AST) -> bool:
+        """Whether ``scope`` of the linted file (a top-level statement, or the module) names what the file imports from
+        another module of the package: only then can a walk with what the package returns change a value."""
+        if self._package_names is None:
+            facts = self.own_facts
+            names = set()
+            for statement in iter_statements(facts.tree):
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    for alias in statement.names:
+                        name = alias.asname or alias.name.partition(".")[0]
+                        spec = _imported(facts, name)
+                        if spec is None:
+                            continue
+                        level, module, imported = spec
+                        parts = module.split(".") if module else []
+                        if self._module_path(self.path, level, parts) or imported and self._module_path(self.path, level, [*parts, imported]):
+                            names.add(name)
+            self._package_names = frozenset(names)
+        if not self._package_names:
+            return False
+        return any(isinstance(node, ast.Name) and node.id in self._package_names for node in ast.walk(scope))
+
+    def class_definition(self, path: str, class_name: str) -> _Definition | None:
+        found = self._defined_in(path, class_name, MAX_REEXPORTS)
+        return found if found is not None and isinstance(found.node, ast.ClassDef) else None
+
+    def _module_path(self, where: str, level: int, parts: list[str]) -> str | None:
+        """The file of the package that the module ``parts`` (``level`` dots before it) names from ``where``: a module
+        file or a package's ``__init__.py`` among the files listed for the linted file."""
+        listing = _listing(self.path)
+        if listing is None or (not parts and not level):
+            return None
+        files = self._listed.get(listing[0])
+        if files is None:
+            files = self._listed[listing[0]] = frozenset(listing[1])
+            self.read[listing[0]] = _listing_digest(listing[1])
+        folder = os.path.dirname(where)
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            bases = [folder]
+        else:
+            top = _top_package(folder)
+            bases = list(dict.fromkeys([*([os.path.dirname(top)] if top else []), folder, os.path.dirname(folder)]))
+        for base in bases:
+            stem = os.path.join(base, *parts)
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if candidate in files and candidate != self.path:
+                    return candidate
+        return None
+
+    def _defined_in(self, path: str, name: str, followed: int) -> _Definition | None:
+        loaded = _read(path)
+        facts = self._facts_of(path, loaded) if loaded is not None else None
+        if facts is None:
+            return None
+        self.read[path] = loaded.digest  # type: ignore[union-attr]
+        from flake8_tensorconv.inference.summaries import _module_assignments
+
+        found = [s for s in facts.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name]
+        if len(found) == 1 and len(facts.definitions.get(name, ())) == 1:
+            # Bound once, by its definition: `name = wrap(name)` later would make it something else.
+            return _Definition(path, facts, found[0]) if len(_module_assignments(facts.tree, name)) == 1 else None
+        if found or followed >= MAX_REEXPORTS:
+            return None
+        spec = _imported(facts, name)  # `from .core import f` in a package's `__init__.py`
+        if spec is None:
+            return None
+        level, module, original = spec
+        target = self._module_path(path, level, module.split(".") if module else [])
+        if target is None or original is None:
+            return None
+        return self._defined_in(target, original, followed + 1)
+
+    def instance(self, definition: _Definition, facts: FileFacts, call: ast.Call) -> Value | None:
+        """What ``Class(...)`` of another module makes: a module (its parameters frozen where its constructor freezes
+        every one for the arguments given) or a plain object; None for any other class."""
+        from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
+
+        cls = definition.node
+        marker = f"{PACKAGE_CLASS}{definition.path}:{cls.name}"
+        if cls.name in definition.facts.module_classes:  # type: ignore[union-attr]
+            frozen = _freezes_every_parameter(cls, call) and not _unfreezes(facts)  # type: ignore[arg-type]
+            parametrized = frozenset() if frozen else frozenset({Fact.PARAMETRIZED})
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=parametrized, instance_of=marker)
+        if cls.name in definition.facts.plain_classes:  # type: ignore[union-attr]
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=marker)
+        return None
+
+    def returned(
+        self, definition: _Definition, method: ast.FunctionDef | ast.AsyncFunctionDef | None, call: ast.Call,
+        interpreter, grad_enabled: bool,
+    ) -> Value | None:
+        """What ``call`` returns: the function (or ``method`` of the class) walked in its module with what the call passes
+        and in the call's grad mode. A generator gives what it yields. None where the walk fails."""
+        from flake8_tensorconv.inference.summaries import CallSite, bind_arguments, call_context
+        from flake8_tensorconv.values import UNKNOWN
+
+        function = method or definition.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+            method is None and any(not _plain_decorator(d, definition.facts) for d in function.decorator_list)
+        ):
+            return None
+        class_name = definition.node.name if method is not None else None
+        bound_first = method is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound = bind_arguments(function, CallSite(call, interpreter.facts.tree, None, bound=bound_first), interpreter.values)
+        _, literals = call_context(function, call, interpreter.values, interpreter.eval_default)
+        bound = {name: value for name, value in bound.items() if value != UNKNOWN}
+        key = (definition.path, class_name, function.name, function.lineno, tuple(sorted(bound.items())),
+               tuple(sorted((k, ast.dump(v)) for k, v in literals.items())), grad_enabled, self.depth)
+        if key not in self._returns:
+            self._returns[key] = None  # a recursive call while it is walked
+            self.depth += 1
+            try:
+                self._returns[key] = _walk_return(definition, function, class_name, bound, literals, grad_enabled)
+            finally:
+                self.depth -= 1
+        return self._returns[key]
 
 
 def _may_be_called_in_sight(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
@@ -471,3 +622,259 @@ def oracle_for(path: str | None, make_facts: Callable[[], FileFacts]) -> Package
     if not path or path == "-" or not path.endswith(".py") or _listing(os.path.abspath(path)) is None:
         return None
     return PackageOracle(path, make_facts())
+
+
+# ------------------------------------------------------------------------------------ what the package returns
+# How many modules deep a question about what a call returns follows the package's code: the linted file's call
+# into another module, and that module's calls into one more.
+MAX_RETURN_HOPS = 2
+# How many imports (``from .utils import f`` in ``utils/__init__.py``) a name is followed through to its definition.
+MAX_REEXPORTS = 3
+# ``instance_of`` of an instance of another module's class: ``package:<path>:<class>`` (no class name of a file).
+PACKAGE_CLASS = "package:"
+
+
+class _Definition(NamedTuple):
+    path: str
+    facts: FileFacts
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+class PackageCalls:
+    """What a call into another module of the package returns, asked by each walk of facts the oracle holds
+    (``facts.package``).
+
+    Asked only by a walk made for a would-be finding (``Context.elsewhere``): the called function is walked in its own
+    module with what the call passes and in the grad mode of the call; a class of another module gives an instance
+    whose ``forward`` and methods are walked there too. Each answer is trusted only where it shows no grad: the walk
+    that asks uses it to drop a finding, never to make one."""
+
+    def __init__(self, oracle: PackageOracle, path: str) -> None:
+        self.oracle = oracle
+        self.path = path  # the file whose facts these are
+
+    def call(self, interpreter, node: ast.Call, receiver: Value | None, args: list[Value]) -> Value | None:
+        """What ``node`` returns where it calls the package's code (None: not the package's, or nothing known)."""
+        from flake8_tensorconv.values import Kind
+
+        if self.oracle.depth >= MAX_RETURN_HOPS:
+            return None
+        func = node.func
+        env = interpreter.state.env
+        if isinstance(func, ast.Attribute) and receiver is not None and (receiver.instance_of or "").startswith(PACKAGE_CLASS):
+            return self._method(interpreter, node, receiver, func.attr, args)
+        callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else None
+        if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
+            return self._method(interpreter, node, callee, "forward", args)
+        chain = _dotted(func)
+        if chain is None or chain[0] in env:
+            return None  # a local name, an attribute of a value
+        definition = self.oracle.definition(self.path, interpreter.facts, chain)
+        if definition is None:
+            return None
+        if isinstance(definition.node, ast.ClassDef):
+            return self.oracle.instance(definition, interpreter.facts, node)
+        return self.oracle.returned(definition, None, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+
+    def _method(self, interpreter, node: ast.Call, instance: Value, name: str, args: list[Value]) -> Value | None:
+        from flake8_tensorconv.values import Device, Fact, Grad, Kind, tensor
+
+        path, _, class_name = (instance.instance_of or "")[len(PACKAGE_CLASS):].rpartition(":")
+        definition = self.oracle.class_definition(path, class_name)
+        if definition is None:
+            return None
+        method = _method_of(definition, "forward" if name == "__call__" else name)
+        if method is None:
+            return None
+        value = self.oracle.returned(definition, method, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+        if value is not None and _grad_free(value):
+            return value
+        if name == "forward" and instance.kind is Kind.MODULE and Fact.PARAMETRIZED not in instance.facts:
+            # A module whose constructor froze every parameter: its output requires grad only through its inputs
+            # (NumPy arrays it converts, tensors without grad).
+            if args and all(_grad_free(argument) or argument.kind in (Kind.NDARRAY, Kind.NUMBER, Kind.STRING) for argument in args):
+                return tensor(Grad.NO, Device.UNKNOWN)
+        return value
+
+
+def _grad_free(value: Value) -> bool:
+    from flake8_tensorconv.values import Grad, Kind
+
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+        return value.grad is Grad.NO
+    if value.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
+        items = [*(value.elements or ()), *((value.element,) if value.element is not None else ())]
+        return bool(items) and all(_grad_free(item) for item in items)
+    return value.kind is not Kind.MODULE
+
+
+def _dotted(func: ast.expr) -> tuple[str, ...] | None:
+    """``f`` -> ("f",), ``utils.misc.f`` -> ("utils", "misc", "f"); None for any other callee."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return tuple(reversed(parts))
+
+
+def _method_of(definition: _Definition, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The class's own method ``name``, defined once, decorated at most by a grad-mode switch or ``staticmethod``."""
+    found = [s for s in definition.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]  # type: ignore[union-attr]
+    if len(found) != 1 or any(not _plain_decorator(d, definition.facts) for d in found[0].decorator_list):
+        return None
+    return found[0]
+
+
+def _plain_decorator(decorator: ast.expr, facts: FileFacts) -> bool:
+    """A decorator that leaves a function's result as its body makes it: a grad-mode switch (the walk follows it) or
+    ``staticmethod``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    qualname = facts.qualname(target)
+    return qualname in K.GRAD_MODE_SWITCHES or qualname in K.SET_GRAD_ENABLED or (isinstance(target, ast.Name) and target.id == "staticmethod")
+
+
+def _imported(facts: FileFacts, name: str) -> tuple[int, str, str | None] | None:
+    """How the file imports ``name``: (dots, module, the name imported from it, or None where ``name`` is the module)."""
+    found = None
+    for statement in iter_statements(facts.tree):
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name:
+                    found = (statement.level, statement.module or "", alias.name)
+        elif isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname == name:
+                    found = (0, alias.name, None)
+                elif alias.asname is None and alias.name.partition(".")[0] == name:
+                    found = (0, name, None)
+    return found
+
+
+# `for p in self.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`), `self.requires_grad_(False)`.
+def _freezes_every_parameter(cls: ast.ClassDef, call: ast.Call) -> bool:
+    """Whether the class's ``__init__``, run with the arguments of ``call``, freezes every parameter the instance holds:
+    ``self.requires_grad_(False)`` or a loop over ``self.parameters()`` whose first statement sets ``requires_grad``
+    false, after the last layer it stores, at the top of ``__init__`` or under a flag the call (or its default) sets."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return False
+    flags = _flag_values(init, call)
+    for index, statement in enumerate(init.body):
+        block = [statement]
+        if isinstance(statement, ast.If):
+            taken = _condition(statement.test, flags)
+            block = statement.body if taken is True else statement.orelse if taken is False else []
+        if any(_freezes(inner) for inner in block):
+            return not any(_stores_on_self(later) for later in init.body[index + 1 :])
+    return False
+
+
+def _flag_values(init: ast.FunctionDef, call: ast.Call) -> dict[str, bool]:
+    """The bool literals ``__init__``'s parameters hold for ``call``: passed, or left to their defaults."""
+    positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args]][1:]
+    values: dict[str, ast.expr] = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
+    values.update((arg.arg, default) for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults) if default is not None)
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return {}
+    values.update(zip(positional, call.args))
+    values.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
+    return {name: value.value for name, value in values.items() if isinstance(value, ast.Constant) and isinstance(value.value, bool)}
+
+
+def _condition(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    if isinstance(test, ast.Name):
+        return flags.get(test.id)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _condition(test.operand, flags)
+        return None if inner is None else not inner
+    return None
+
+
+def _freezes(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Expr) and _requires_grad_false(statement.value, "self"):
+        return True
+    if not (isinstance(statement, ast.For) and statement.body and isinstance(statement.iter, ast.Call)):
+        return False
+    func = statement.iter.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters") and isinstance(func.value, ast.Name)
+            and func.value.id == "self" and not statement.iter.args):
+        return False
+    target = statement.target.elts[-1] if isinstance(statement.target, ast.Tuple) and statement.target.elts else statement.target
+    if not isinstance(target, ast.Name):
+        return False
+    first = statement.body[0]
+    if isinstance(first, ast.Assign) and len(first.targets) == 1:
+        assigned = first.targets[0]
+        return (isinstance(assigned, ast.Attribute) and assigned.attr == "requires_grad" and isinstance(assigned.value, ast.Name)
+                and assigned.value.id == target.id and isinstance(first.value, ast.Constant) and first.value.value is False)
+    return isinstance(first, ast.Expr) and _requires_grad_false(first.value, target.id)
+
+
+def _requires_grad_false(expression: ast.expr, name: str) -> bool:
+    """``name.requires_grad_(False)``, also after the module's own methods (``self.eval().requires_grad_(False)``)."""
+    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) and expression.func.attr == "requires_grad_"):
+        return False
+    if not (len(expression.args) == 1 and isinstance(expression.args[0], ast.Constant) and expression.args[0].value is False):
+        return False
+    receiver = expression.func.value
+    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in K.MODULE_RETURNING_ITSELF:
+        receiver = receiver.func.value
+    return isinstance(receiver, ast.Name) and receiver.id == name
+
+
+def _stores_on_self(statement: ast.stmt) -> bool:
+    """A layer stored after the freeze (``self.head = nn.Linear(...)``) holds parameters that require grad."""
+    return any(
+        isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        for node in ast.walk(statement)
+    ) or any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_parameter", "register_module")
+        for node in ast.walk(statement)
+    )
+
+
+def _unfreezes(facts: FileFacts) -> bool:
+    """The file that builds the instance may turn ``requires_grad`` back on: then nothing is frozen for sure."""
+    text = facts.text or ""
+    return "requires_grad_(True)" in text or "requires_grad_()" in text or re.search(r"\.requires_grad\s*=\s*True", text) is not None
+
+
+def _walk_return(
+    definition: _Definition, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, bound: dict[str, Value],
+    literals: dict[str, ast.expr], grad_enabled: bool,
+) -> Value | None:
+    """What ``function`` of another module returns (yields, for a generator), walked there on its own with ``bound``
+    for its parameters and ``grad_enabled`` as the caller's grad mode; its own calls into the package are followed
+    MAX_RETURN_HOPS modules deep (its facts ask the oracle too)."""
+    from flake8_tensorconv.engine import walk_deeply
+    from flake8_tensorconv.inference.interpreter import Interpreter
+    from flake8_tensorconv.inference.support import State
+    from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value, join_all
+
+    yields: list[ast.expr] = []
+
+    def listener(node: ast.AST, state: State) -> None:
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) and node.value is not None and state.function is function:
+            yields.append(node.value)
+
+    walker = Interpreter(definition.facts, listener=listener, walks=lambda node: node is function)
+    walker.caller_params = False
+    walker.summary_of = function  # type: ignore[assignment]
+    walker.bound_parameters = bound
+    walker.literal_parameters = literals
+    env = dict(walker._module_names()) if class_name is None else {}
+    # The call's grad mode: the walk enters the function as from a caller running in it (not from the module).
+    walker.state = State(env=env, grad_enabled=grad_enabled, function=function, class_name=class_name)
+    try:
+        walk_deeply(lambda: walker.walk_function(function, class_name))
+    except Exception:  # noqa: BLE001 - another file's trouble is no finding's evidence
+        return None
+    if yields:
+        element = join_all([walker.values.get(id(node), UNKNOWN) for node in yields])
+        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=element.with_(shares_with=None))
+    if not walker.returns:
+        return None
+    return join_all(walker.returns).with_(shares_with=None)
