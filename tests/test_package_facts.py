@@ -415,13 +415,16 @@ def test_a_constructor_that_freezes_only_under_a_flag_the_call_leaves_unknown(tm
     assert ("TCV104", 9) in lint(folder / "describe.py")
 
 
+FREEZE = "                param.requires_grad = False\n"
+
+
 @pytest.mark.parametrize(
     "nets",
     [
         # A layer stored after the loop holds parameters that require grad.
-        NETS.replace("                param.requires_grad = False\n", "                param.requires_grad = False\n        self.head = torch.nn.Linear(4, 4)\n"),
+        NETS.replace(FREEZE, FREEZE + "        self.head = torch.nn.Linear(4, 4)\n"),
         # The loop tests names first: part of the model stays trainable.
-        NETS.replace("                param.requires_grad = False\n", "                if True:\n                    param.requires_grad = False\n"),
+        NETS.replace(FREEZE, "                if True:\n    " + FREEZE),
     ],
 )
 def test_a_constructor_that_freezes_part_of_the_model_freezes_nothing_for_sure(tmp_path, nets):
