@@ -489,3 +489,46 @@ def test_what_the_returns_rest_on_holds_at_run_time(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["False", "False", "False", "False", "False False", "True", "True True"]
+
+
+def test_a_frozen_model_of_another_module_stored_by_init(tmp_path):
+    """`self.vgg = Vgg()` in `__init__`, called on an array in another method: the constructor froze it."""
+    text = '''\
+import numpy as np
+import torch
+
+from proj.nets import Vgg
+
+
+class Loss(torch.nn.Module):
+    def __init__(self, trainable=False):
+        super().__init__()
+        self.vgg = Vgg()
+        self.trained = Vgg(requires_grad=True)
+
+    def forward(self, path):
+        style = self.vgg(np.load(path))
+        a = style.data.cpu().numpy()
+        trained = self.trained(np.load(path))
+        b = trained.data.cpu().numpy()
+        return a, b
+'''
+    folder = make_modules(tmp_path, nets=NETS, loss=text)
+    assert lint_text_alone(folder / "loss.py") == [("TCV104", 15), ("TCV104", 17)]
+    assert lint(folder / "loss.py") == [("TCV104", 17)]
+
+
+def test_a_loader_another_module_builds_gives_batches_of_data(tmp_path):
+    data = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def get_loader(arrays):\n    return DataLoader(TensorDataset(torch.from_numpy(arrays)), batch_size=4)\n\n\n"
+        "def get_model():\n    return torch.nn.Linear(4, 4)\n"
+    )
+    run = (
+        "import torch\n\nfrom .data import get_loader, get_model\n\n\n"
+        "def run(arrays):\n    model = get_model()\n    for (x,) in get_loader(arrays):\n"
+        "        a = x.data.cpu().numpy()\n        out = model(x)\n        b = out.data.cpu().numpy()\n    return a, b\n"
+    )
+    folder = make_modules(tmp_path, data=data, run=run)
+    assert lint_text_alone(folder / "run.py") == [("TCV104", 9), ("TCV104", 11)]
+    assert lint(folder / "run.py") == [("TCV104", 11)]  # the model that module builds has parameters

@@ -159,6 +159,8 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a dataset object: its `data` and `targets` are stored data
         if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
+        if qualname in K.DATA_LOADERS:
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(grad=Grad.NO))  # its batches are data
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES

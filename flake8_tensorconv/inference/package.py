@@ -652,6 +652,8 @@ class PackageCalls:
     def __init__(self, oracle: PackageOracle, path: str) -> None:
         self.oracle = oracle
         self.path = path  # the file whose facts these are
+        self._imported_names: frozenset[str] | None = None
+        self._definitions: dict[tuple[str, ...], _Definition | None] = {}
 
     def call(self, interpreter, node: ast.Call, receiver: Value | None, args: list[Value]) -> Value | None:
         """What ``node`` returns where it calls the package's code (None: not the package's, or nothing known)."""
@@ -663,13 +665,19 @@ class PackageCalls:
         env = interpreter.state.env
         if isinstance(func, ast.Attribute) and receiver is not None and (receiver.instance_of or "").startswith(PACKAGE_CLASS):
             return self._method(interpreter, node, receiver, func.attr, args)
-        callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else None
+        callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
         if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
             return self._method(interpreter, node, callee, "forward", args)
         chain = _dotted(func)
         if chain is None or chain[0] in env:
             return None  # a local name, an attribute of a value
-        definition = self.oracle.definition(self.path, interpreter.facts, chain)
+        if chain not in self._definitions:
+            imported = self._imported_names
+            if imported is None:
+                imported = self._imported_names = frozenset(_imported_names(interpreter.facts))
+            known = chain[0] in imported
+            self._definitions[chain] = self.oracle.definition(self.path, interpreter.facts, chain) if known else None
+        definition = self._definitions[chain]
         if definition is None:
             return None
         if isinstance(definition.node, ast.ClassDef):
@@ -695,6 +703,19 @@ class PackageCalls:
             if args and all(_grad_free(argument) or argument.kind in (Kind.NDARRAY, Kind.NUMBER, Kind.STRING) for argument in args):
                 return tensor(Grad.NO, Device.UNKNOWN)
         return value
+
+
+def _held_by_self(interpreter, func: ast.Attribute, receiver: Value | None) -> Value | None:
+    """What ``self.<name>`` holds where it is called (``self.vgg(x)``): a module ``__init__`` built."""
+    from flake8_tensorconv.inference.support import attribute_key
+    from flake8_tensorconv.values import Fact
+
+    class_name = interpreter.state.class_name
+    if receiver is None or Fact.SELF not in receiver.facts or class_name is None:
+        return None
+    key = attribute_key(func)
+    held = interpreter.state.env.get(key) if key is not None else None
+    return held if held is not None else interpreter.facts.class_attributes.get(class_name, {}).get(func.attr)
 
 
 def _grad_free(value: Value) -> bool:
@@ -734,6 +755,14 @@ def _plain_decorator(decorator: ast.expr, facts: FileFacts) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     qualname = facts.qualname(target)
     return qualname in K.GRAD_MODE_SWITCHES or qualname in K.SET_GRAD_ENABLED or (isinstance(target, ast.Name) and target.id == "staticmethod")
+
+
+def _imported_names(facts: FileFacts):
+    """The names the file's imports bind (``from m import a as b``: ``b``; ``import a.b``: ``a``)."""
+    for statement in iter_statements(facts.tree):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                yield alias.asname or alias.name.partition(".")[0]
 
 
 def _imported(facts: FileFacts, name: str) -> tuple[int, str, str | None] | None:
