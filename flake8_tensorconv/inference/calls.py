@@ -108,7 +108,7 @@ class CallsMixin:
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
-            return self._file_module_instance(func.id)
+            return self._file_module_instance(func.id, node)
         if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
             if func.id in ("sum", "max", "min", "abs") and any(a.kind is not Kind.NUMBER for a in args):
                 return UNKNOWN

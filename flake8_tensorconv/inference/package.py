@@ -28,12 +28,12 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-import re
 import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
+from flake8_tensorconv.inference.modules import freezes_every_parameter, unfreezes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -409,7 +409,7 @@ class PackageOracle:
         cls = definition.node
         marker = f"{PACKAGE_CLASS}{definition.path}:{cls.name}"
         if cls.name in definition.facts.module_classes:  # type: ignore[union-attr]
-            frozen = _freezes_every_parameter(cls, call) and not _unfreezes(facts)  # type: ignore[arg-type]
+            frozen = freezes_every_parameter(cls, call) and not unfreezes(facts)  # type: ignore[arg-type]
             parametrized = frozenset() if frozen else frozenset({Fact.PARAMETRIZED})
             return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=parametrized, instance_of=marker)
         if cls.name in definition.facts.plain_classes:  # type: ignore[union-attr]
@@ -780,95 +780,6 @@ def _imported(facts: FileFacts, name: str) -> tuple[int, str, str | None] | None
                 elif alias.asname is None and alias.name.partition(".")[0] == name:
                     found = (0, name, None)
     return found
-
-
-# `for p in self.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`), `self.requires_grad_(False)`.
-def _freezes_every_parameter(cls: ast.ClassDef, call: ast.Call) -> bool:
-    """Whether the class's ``__init__``, run with the arguments of ``call``, freezes every parameter the instance holds:
-    ``self.requires_grad_(False)`` or a loop over ``self.parameters()`` whose first statement sets ``requires_grad``
-    false, after the last layer it stores, at the top of ``__init__`` or under a flag the call (or its default) sets."""
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    if init is None:
-        return False
-    flags = _flag_values(init, call)
-    for index, statement in enumerate(init.body):
-        block = [statement]
-        if isinstance(statement, ast.If):
-            taken = _condition(statement.test, flags)
-            block = statement.body if taken is True else statement.orelse if taken is False else []
-        if any(_freezes(inner) for inner in block):
-            return not any(_stores_on_self(later) for later in init.body[index + 1 :])
-    return False
-
-
-def _flag_values(init: ast.FunctionDef, call: ast.Call) -> dict[str, bool]:
-    """The bool literals ``__init__``'s parameters hold for ``call``: passed, or left to their defaults."""
-    positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args]][1:]
-    values: dict[str, ast.expr] = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
-    values.update((arg.arg, default) for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults) if default is not None)
-    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
-        return {}
-    values.update(zip(positional, call.args))
-    values.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
-    return {name: value.value for name, value in values.items() if isinstance(value, ast.Constant) and isinstance(value.value, bool)}
-
-
-def _condition(test: ast.expr, flags: dict[str, bool]) -> bool | None:
-    if isinstance(test, ast.Name):
-        return flags.get(test.id)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _condition(test.operand, flags)
-        return None if inner is None else not inner
-    return None
-
-
-def _freezes(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Expr) and _requires_grad_false(statement.value, "self"):
-        return True
-    if not (isinstance(statement, ast.For) and statement.body and isinstance(statement.iter, ast.Call)):
-        return False
-    func = statement.iter.func
-    if not (isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters") and isinstance(func.value, ast.Name)
-            and func.value.id == "self" and not statement.iter.args):
-        return False
-    target = statement.target.elts[-1] if isinstance(statement.target, ast.Tuple) and statement.target.elts else statement.target
-    if not isinstance(target, ast.Name):
-        return False
-    first = statement.body[0]
-    if isinstance(first, ast.Assign) and len(first.targets) == 1:
-        assigned = first.targets[0]
-        return (isinstance(assigned, ast.Attribute) and assigned.attr == "requires_grad" and isinstance(assigned.value, ast.Name)
-                and assigned.value.id == target.id and isinstance(first.value, ast.Constant) and first.value.value is False)
-    return isinstance(first, ast.Expr) and _requires_grad_false(first.value, target.id)
-
-
-def _requires_grad_false(expression: ast.expr, name: str) -> bool:
-    """``name.requires_grad_(False)``, also after the module's own methods (``self.eval().requires_grad_(False)``)."""
-    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) and expression.func.attr == "requires_grad_"):
-        return False
-    if not (len(expression.args) == 1 and isinstance(expression.args[0], ast.Constant) and expression.args[0].value is False):
-        return False
-    receiver = expression.func.value
-    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in K.MODULE_RETURNING_ITSELF:
-        receiver = receiver.func.value
-    return isinstance(receiver, ast.Name) and receiver.id == name
-
-
-def _stores_on_self(statement: ast.stmt) -> bool:
-    """A layer stored after the freeze (``self.head = nn.Linear(...)``) holds parameters that require grad."""
-    return any(
-        isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
-        for node in ast.walk(statement)
-    ) or any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_parameter", "register_module")
-        for node in ast.walk(statement)
-    )
-
-
-def _unfreezes(facts: FileFacts) -> bool:
-    """The file that builds the instance may turn ``requires_grad`` back on: then nothing is frozen for sure."""
-    text = facts.text or ""
-    return "requires_grad_(True)" in text or "requires_grad_()" in text or re.search(r"\.requires_grad\s*=\s*True", text) is not None
 
 
 def _walk_return(
