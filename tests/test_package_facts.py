@@ -532,3 +532,16 @@ def test_a_loader_another_module_builds_gives_batches_of_data(tmp_path):
     folder = make_modules(tmp_path, data=data, run=run)
     assert lint_text_alone(folder / "run.py") == [("TCV104", 9), ("TCV104", 11)]
     assert lint(folder / "run.py") == [("TCV104", 11)]  # the model that module builds has parameters
+
+
+def test_a_model_another_module_builds_and_returns_is_its_class(tmp_path):
+    """`build()` of nets.py returns `Encoder()`, whose forward returns `.data`: the caller's output holds no grad."""
+    nets = NETS + "\n\ndef build():\n    return Encoder()\n\n\ndef build_trained():\n    return torch.nn.Linear(4, 4)\n"
+    text = (
+        "import torch\n\nfrom .nets import build, build_trained\n\n\n"
+        "def encode(x):\n    code = build()(x)\n    a = code.data.cpu().numpy()\n"
+        "    out = build_trained()(x)\n    b = out.data.cpu().numpy()\n    return a, b\n"
+    )
+    folder = make_modules(tmp_path, nets=nets, encode=text)
+    assert lint_text_alone(folder / "encode.py") == [("TCV104", 8), ("TCV104", 10)]
+    assert lint(folder / "encode.py") == [("TCV104", 10)]

@@ -814,7 +814,21 @@ def _walk_return(
         return None
     if yields:
         element = join_all([walker.values.get(id(node), UNKNOWN) for node in yields])
-        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=element.with_(shares_with=None))
+        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=_named_in_package(element.with_(shares_with=None), definition))
     if not walker.returns:
         return None
-    return join_all(walker.returns).with_(shares_with=None)
+    return _named_in_package(join_all(walker.returns).with_(shares_with=None), definition)
+
+
+def _named_in_package(value: Value, definition: _Definition) -> Value:
+    """An instance of a class of the module walked, named so that the caller's file can ask about it (``model =
+    TorchMoji(...)`` returned by a builder of that module)."""
+    if value.elements is not None:
+        value = value.with_(elements=tuple(_named_in_package(element, definition) for element in value.elements))
+    if value.element is not None:
+        value = value.with_(element=_named_in_package(value.element, definition))
+    name = value.instance_of
+    facts = definition.facts
+    if name is not None and (name in facts.module_classes or name in facts.plain_classes) and facts.class_defined_once(name) is not None:
+        return value.with_(instance_of=f"{PACKAGE_CLASS}{definition.path}:{name}")
+    return value
