@@ -14,6 +14,15 @@ of a calling function too). The answer is a
 :class:`~flake8_tensorconv.inference.summaries.CallerSummary`: what the calls pass and whether
 grad mode is on at one of them at least. The context then walks the function once more with it.
 
+The same walk answers a second question: what do the package's other modules return? The facts the oracle
+holds carry a :class:`PackageCalls` (``facts.package``), which every walk of them asks at each call of a name
+the file imports from another module of the package: a function is walked in its module with what the call
+passes and in the call's grad mode (a generator gives what it yields), a class gives an instance (a module
+whose constructor freezes every parameter for the call's arguments holds none that require grad) whose
+``forward`` and methods are walked there too. Followed MAX_RETURN_HOPS modules deep, through re-exports of a
+package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
+they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
+
 Bounds: at most MAX_PACKAGE_FILES files in at most MAX_FOLDERS folders (a framework's own tree,
 such as torch, is never worked across), files up to MAX_FILE_BYTES, at most MAX_SITES calls.
 A function passed as a value, registered by a decorator, a dunder or a framework's hook
