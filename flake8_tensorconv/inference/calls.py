@@ -60,6 +60,8 @@ _MOVES_AND_CASTS = K.MODULE_RETURNING_ITSELF & K.TORCH_ONLY_METHODS
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
+        if self.facts.package is not None:
+            value = self.facts.package.refine(self, node, value)  # a walk for a would-be finding: the package answers
         # `self.reset()`, `update(state)`: the call may rebind the attributes stored on its receiver or arguments.
         func = node.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -80,10 +82,6 @@ class CallsMixin:
             self.eval(func)
         args = [self.eval(arg) for arg in node.args]
         keywords = {kw.arg: self.eval(kw.value) for kw in node.keywords}
-        if self.facts.package is not None:
-            returned = self.facts.package.call(self, node, receiver, args)
-            if returned is not None:
-                return returned
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and _pretrained_model_class(func.value):
             return model_parameter()  # its parameters require grad; where it is moved later is not followed
         qualname = self.facts.qualname(func)

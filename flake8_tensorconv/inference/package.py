@@ -664,21 +664,40 @@ class PackageCalls:
         self._imported_names: frozenset[str] | None = None
         self._definitions: dict[tuple[str, ...], _Definition | None] = {}
 
-    def call(self, interpreter, node: ast.Call, receiver: Value | None, args: list[Value]) -> Value | None:
-        """What ``node`` returns where it calls the package's code (None: not the package's, or nothing known)."""
-        from flake8_tensorconv.values import Kind
+    def refine(self, interpreter, node: ast.Call, value: Value) -> Value:
+        """What ``node`` returns, ``value`` as the file alone sees it: an instance where it builds a class of another
+        module, a value without grad where the package's code shows one (and the file did not)."""
+        from flake8_tensorconv.values import UNKNOWN, Kind
 
-        if self.oracle.depth >= MAX_RETURN_HOPS:
-            return None
+        if self.oracle.depth >= MAX_RETURN_HOPS or _grad_free(value):
+            return value
         func = node.func
-        env = interpreter.state.env
+        receiver = interpreter.values.get(id(func.value)) if isinstance(func, ast.Attribute) else None
+        args = [interpreter.values.get(id(argument), UNKNOWN) for argument in node.args]
+        returned: Value | None = None
         if isinstance(func, ast.Attribute) and receiver is not None and (receiver.instance_of or "").startswith(PACKAGE_CLASS):
-            return self._method(interpreter, node, receiver, func.attr, args)
-        callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
-        if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
-            return self._method(interpreter, node, callee, "forward", args)
+            returned = self._method(interpreter, node, receiver, func.attr, args)
+        else:
+            callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
+            if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
+                returned = self._method(interpreter, node, callee, "forward", args)
+            else:
+                definition = self._definition(interpreter, func)
+                if definition is not None and isinstance(definition.node, ast.ClassDef):
+                    instance = self.oracle.instance(definition, interpreter.facts, node)
+                    return instance if instance is not None and value.kind is Kind.UNKNOWN else value
+                if definition is not None:
+                    returned = self.oracle.returned(definition, None, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+        if returned is None:
+            return value
+        if _grad_free(returned) or (value.kind is Kind.UNKNOWN and (returned.instance_of or "").startswith(PACKAGE_CLASS)):
+            return returned  # no grad, or an instance of the package's class (`build()` returning `Encoder()`)
+        return value
+
+    def _definition(self, interpreter, func: ast.expr) -> _Definition | None:
+        """The function or class of another module that ``func`` names: an imported name, not rebound here."""
         chain = _dotted(func)
-        if chain is None or chain[0] in env:
+        if chain is None or chain[0] in interpreter.state.env:
             return None  # a local name, an attribute of a value
         if chain not in self._definitions:
             imported = self._imported_names
@@ -686,12 +705,7 @@ class PackageCalls:
                 imported = self._imported_names = frozenset(_imported_names(interpreter.facts))
             known = chain[0] in imported
             self._definitions[chain] = self.oracle.definition(self.path, interpreter.facts, chain) if known else None
-        definition = self._definitions[chain]
-        if definition is None:
-            return None
-        if isinstance(definition.node, ast.ClassDef):
-            return self.oracle.instance(definition, interpreter.facts, node)
-        return self.oracle.returned(definition, None, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+        return self._definitions[chain]
 
     def _method(self, interpreter, node: ast.Call, instance: Value, name: str, args: list[Value]) -> Value | None:
         from flake8_tensorconv.values import Device, Fact, Grad, Kind, tensor
