@@ -773,3 +773,19 @@ def test_a_layer_stored_after_the_freeze_keeps_its_grad():
         "                param.requires_grad = False\n", "                param.requires_grad = False\n        self.head = torch.nn.Linear(4, 4)\n"
     )
     assert findings(code) == [(19, "TCV104", "safe")]
+
+
+@pytest.mark.parametrize(
+    ("layers", "reported"),
+    [
+        ("nn.ReLU(), nn.Dropout()", False),  # no parameters anywhere in the chain
+        ("Extractor(), nn.ReLU()", False),  # a module whose constructor froze every parameter
+        ("nn.ReLU(), nn.Linear(4, 4)", True),
+        ("nn.ReLU(), make_layer()", True),  # a layer of unknown make may hold parameters
+    ],
+)
+def test_a_sequential_of_modules_without_parameters_holds_none(layers, reported):
+    code = FROZEN_BY_CONSTRUCTOR.replace("MAKE(np.ones((2, 4), dtype=np.float32))", "torch.ones(2, 4)").replace(
+        "style = ", f"from torch import nn\nchain = nn.Sequential({layers})\nstyle = chain("
+    ).replace("torch.ones(2, 4)\n", "torch.ones(2, 4))\n")
+    assert bool(findings(code)) is reported

@@ -45,7 +45,10 @@ class ModulesMixin:
             if wrapped.kind is Kind.MODULE:
                 return wrapped.with_(facts=wrapped.facts - {Fact.SELF}, instance_of=qualname)
             return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=frozenset({Fact.PARAMETRIZED}), instance_of=qualname)
-        free = qualname in K.PARAMETER_FREE_MODULES
+        free = qualname in K.PARAMETER_FREE_MODULES or (
+            # A chain of modules without parameters that require grad (fixed transforms, frozen layers) has none either.
+            qualname == "torch.nn.Sequential" and bool(args) and all(a.kind is Kind.MODULE and Fact.PARAMETRIZED not in a.facts for a in args or ())
+        )
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
         dtype = None if free else (keywords["dtype"].dtype if "dtype" in keywords else "float32")

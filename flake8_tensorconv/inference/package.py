@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
-from flake8_tensorconv.inference.modules import freezes_every_parameter, unfreezes
+from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -418,7 +418,9 @@ class PackageOracle:
         cls = definition.node
         marker = f"{PACKAGE_CLASS}{definition.path}:{cls.name}"
         if cls.name in definition.facts.module_classes:  # type: ignore[union-attr]
-            frozen = freezes_every_parameter(cls, call) and not unfreezes(facts)  # type: ignore[arg-type]
+            frozen = holds_no_parameters(cls.name, definition.facts) or (
+                freezes_every_parameter(cls, call) and not unfreezes(facts)  # type: ignore[arg-type]
+            )
             parametrized = frozenset() if frozen else frozenset({Fact.PARAMETRIZED})
             return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=parametrized, instance_of=marker)
         if cls.name in definition.facts.plain_classes:  # type: ignore[union-attr]
