@@ -388,13 +388,14 @@ class PackageOracle:
         return None
 
     def _defined_in(self, path: str, name: str, followed: int) -> _Definition | None:
+        """The top-level function or class ``name`` of the module ``path``, followed through ``from .x import name``."""
+        from flake8_tensorconv.inference.summaries import _module_assignments
+
         loaded = _read(path)
         facts = self._facts_of(path, loaded) if loaded is not None else None
         if facts is None:
             return None
         self.read[path] = loaded.digest  # type: ignore[union-attr]
-        from flake8_tensorconv.inference.summaries import _module_assignments
-
         found = [s for s in facts.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name]
         if len(found) == 1 and len(facts.definitions.get(name, ())) == 1:
             # Bound once, by its definition: `name = wrap(name)` later would make it something else.
