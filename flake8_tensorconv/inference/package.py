@@ -674,14 +674,11 @@ class PackageCalls:
 
         if self.oracle.depth >= MAX_RETURN_HOPS or _grad_free(value):
             return value
-        func = node.func
-        if not interpreter.state.grad_enabled:
-            # Under no_grad what the call returns holds no grad anyway (the walk makes it so): only an instance of the
-            # package's class is worth asking about, and the file's own value is more precise for the rest.
-            definition = self._definition(interpreter, func)
-            if definition is not None and isinstance(definition.node, ast.ClassDef) and value.kind is Kind.UNKNOWN:
-                return self.oracle.instance(definition, interpreter.facts, node) or value
+        if not interpreter.state.grad_enabled and value.kind is not Kind.UNKNOWN:
+            # Under no_grad what the call returns holds no grad anyway (the walk makes it so): only the kind of a value
+            # the file cannot name is worth asking about; a tensor it knows is more precise than a tuple walked there.
             return value
+        func = node.func
         receiver = interpreter.values.get(id(func.value)) if isinstance(func, ast.Attribute) else None
         args = [interpreter.values.get(id(argument), UNKNOWN) for argument in node.args]
         returned: Value | None = None
