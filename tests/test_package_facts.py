@@ -545,3 +545,19 @@ def test_a_model_another_module_builds_and_returns_is_its_class(tmp_path):
     folder = make_modules(tmp_path, nets=nets, encode=text)
     assert lint_text_alone(folder / "encode.py") == [("TCV104", 8), ("TCV104", 10)]
     assert lint(folder / "encode.py") == [("TCV104", 10)]
+
+
+def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind(tmp_path):
+    """Under `no_grad` the file sees an object of unknown kind; the package shows a tensor, whose `max(1)[1]` is an index
+    tensor after the block too. Outside `no_grad` the same call's output requires grad."""
+    nets = NETS + "\n\nclass Vocoder(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
+        "        self.fc = torch.nn.Linear(4, 4)\n\n    def generate(self, x):\n        return self.fc(x)\n"
+    text = (
+        "import torch\n\nfrom .nets import Vocoder\n\n\n"
+        "def synthesize(x):\n    model = Vocoder()\n    with torch.no_grad():\n        y_hat = model.generate(x)\n"
+        "    a = y_hat.max(1)[1].float().cpu().data.numpy()\n    y = model.generate(x)\n    b = y.float().cpu().data.numpy()\n"
+        "    return a, b\n"
+    )
+    folder = make_modules(tmp_path, nets=nets, synthesize=text)
+    assert lint_text_alone(folder / "synthesize.py") == [("TCV104", 10), ("TCV104", 12)]
+    assert lint(folder / "synthesize.py") == [("TCV104", 12)]
