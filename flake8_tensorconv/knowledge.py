@@ -108,6 +108,9 @@ BOOL_RESULT_METHODS = frozenset(
 NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
 # Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
 DATASET_MODULES = ("torchvision.datasets.",)
+# torch's data loader: what iterating one gives is collated batches of data, without grad (`for x, y in loader`, also where
+# a function of the package returns the loader it built).
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # Data transforms (torchvision's `Compose`, `ToTensor`, `Normalize`...): what they make of an image is data, without grad.
 TRANSFORM_MODULES = ("torchvision.transforms.",)
 # Methods of both tensors and arrays that rearrange the receiver and take no other tensor: what

@@ -253,3 +253,311 @@ def test_a_layers_parameter_requires_grad_whoever_calls_under_no_grad(tmp_path):
         "import torch\n\nfrom .export import export\n\n\ndef save(model):\n    with torch.no_grad():\n        return export(model.fc)\n"
     )
     assert lint(folder / "export.py") == [("TCV104", 5)]
+
+
+# ------------------------------------------------------------------ what another module's functions and classes return
+HELPERS = """\
+import numpy as np
+import torch
+
+
+def load_mel(path):
+    return torch.from_numpy(np.load(path))
+
+
+def flat_grad(grads):
+    return torch.cat([grad.view(-1) for grad in grads])
+
+
+def predict(model, x):
+    out = model(x)
+    return out.cpu()
+
+
+def chunks(arrays, size):
+    for start in range(0, len(arrays), size):
+        yield torch.from_numpy(arrays[start:start + size])
+"""
+
+NETS = """\
+import torch
+
+
+class Vgg(torch.nn.Module):
+    def __init__(self, requires_grad=False):
+        super().__init__()
+        self.features = torch.nn.Linear(4, 4)
+        if not requires_grad:
+            for param in self.parameters():
+                param.requires_grad = False
+
+    def forward(self, x):
+        return self.features(torch.from_numpy(x).float())
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x).data
+"""
+
+USES_HELPERS = """\
+import torch
+
+from .helpers import chunks, flat_grad, load_mel, predict
+
+
+def report(model, x, arrays, path, loss):
+    mel = load_mel(path)
+    a = mel.data.cpu().numpy()
+    direction = flat_grad(torch.autograd.grad(loss, model.parameters(), retain_graph=True))
+    b = direction.data.cpu().numpy()
+    with torch.no_grad():
+        guess = predict(model, x)
+    c = guess.data.cpu().numpy()
+    for chunk in chunks(arrays, 2):
+        d = chunk.data.cpu().numpy()
+    return a, b, c, d
+
+
+def report_with_grad(model, x, loss):
+    direction = flat_grad(torch.autograd.grad(loss, model.parameters(), create_graph=True))
+    b = direction.data.cpu().numpy()
+    guess = predict(model, x)
+    c = guess.data.cpu().numpy()
+    return b, c
+"""
+
+USES_NETS = """\
+import numpy as np
+import torch
+
+from proj.nets import Encoder, Vgg
+
+
+def describe(images, x):
+    style = Vgg()(images)
+    a = style.data.cpu().numpy()
+    code = Encoder()(x)
+    b = code.data.cpu().numpy()
+    return a, b
+
+
+def describe_trained(images):
+    style = Vgg(requires_grad=True)(images)
+    return style.data.cpu().numpy()
+
+
+def load(path):
+    return describe(np.load(path), torch.ones(1, 4)), describe_trained(np.load(path))
+"""
+
+# Without the package: every `.data` conversion of a value the file cannot see is reported.
+HELPER_FINDINGS = [("TCV104", 8), ("TCV104", 10), ("TCV104", 15), ("TCV104", 21), ("TCV104", 23)]
+NET_FINDINGS = [("TCV104", 9), ("TCV104", 11), ("TCV104", 17)]
+
+
+def make_modules(root, **modules: str):
+    folder = root / "proj"
+    folder.mkdir(exist_ok=True)
+    (folder / "__init__.py").write_text("")
+    for name, text in modules.items():
+        (folder / f"{name}.py").write_text(text)
+    return folder
+
+
+def lint_text_alone(path) -> list[tuple[str, int]]:
+    return [(f.code, f.start.line) for f in lint_source(Source(text=path.read_text()), Settings())]
+
+
+def test_what_another_modules_function_returns_settles_the_findings(tmp_path):
+    """Data loaded and made a tensor there, gradients taken without `create_graph` and flattened there, an output
+    moved there under the caller's `no_grad`, a generator of tensors made from arrays: none requires grad."""
+    folder = make_modules(tmp_path, helpers=HELPERS, report=USES_HELPERS)
+    assert lint_text_alone(folder / "report.py") == HELPER_FINDINGS
+    dependencies: dict[str, str] = {}
+    # Kept: gradients taken with `create_graph=True`, and a model output the helper moves with grad on.
+    assert lint(folder / "report.py", dependencies) == [("TCV104", 21), ("TCV104", 23)]
+    assert str(folder / "helpers.py") in dependencies
+
+
+def test_a_model_class_of_another_module_that_freezes_or_detaches(tmp_path):
+    """`Vgg()` freezes every parameter in its constructor (its flag left to the default), and its input is a NumPy
+    array; `Encoder`'s forward returns `.data`. Built with `requires_grad=True`, the Vgg's output requires grad."""
+    folder = make_modules(tmp_path, nets=NETS, describe=USES_NETS)
+    assert lint_text_alone(folder / "describe.py") == NET_FINDINGS
+    assert lint(folder / "describe.py") == [("TCV104", 17)]
+
+
+@pytest.mark.parametrize(
+    ("helper", "still_reported"),
+    [
+        # The helper returns a model output: a tensor that requires grad, whatever it loads.
+        ("def load_mel(path):\n    return MODEL(torch.ones(1, 4))\n", True),
+        # Defined twice, or decorated: which definition runs, or what the decorator makes of it, is out of sight.
+        ("def load_mel(path):\n    return torch.from_numpy(np.load(path))\n\n\nload_mel = staticmethod(load_mel)\n", True),
+        ("import functools\n\n\n@functools.lru_cache\ndef load_mel(path):\n    return torch.from_numpy(np.load(path))\n", True),
+    ],
+)
+def test_what_another_module_returns_is_read_only_where_it_is_in_sight(tmp_path, helper, still_reported):
+    text = HELPERS.replace('def load_mel(path):\n    return torch.from_numpy(np.load(path))\n', "MODEL = torch.nn.Linear(4, 4)\n\n\n" + helper)
+    folder = make_modules(tmp_path, helpers=text, report=USES_HELPERS)
+    assert (("TCV104", 8) in lint(folder / "report.py")) is still_reported
+
+
+def test_a_constructor_that_freezes_only_under_a_flag_the_call_leaves_unknown(tmp_path):
+    folder = make_modules(tmp_path, nets=NETS, describe=USES_NETS.replace("Vgg()(images)", "Vgg(requires_grad=trainable)(images)").replace(
+        "def describe(images, x):", "def describe(images, x, trainable=False):"
+    ))
+    assert ("TCV104", 9) in lint(folder / "describe.py")
+
+
+FREEZE = "                param.requires_grad = False\n"
+
+
+@pytest.mark.parametrize(
+    "nets",
+    [
+        # A layer stored after the loop holds parameters that require grad.
+        NETS.replace(FREEZE, FREEZE + "        self.head = torch.nn.Linear(4, 4)\n"),
+        # The loop tests names first: part of the model stays trainable.
+        NETS.replace(FREEZE, "                if True:\n    " + FREEZE),
+    ],
+)
+def test_a_constructor_that_freezes_part_of_the_model_freezes_nothing_for_sure(tmp_path, nets):
+    folder = make_modules(tmp_path, nets=nets, describe=USES_NETS)
+    assert ("TCV104", 9) in lint(folder / "describe.py")
+
+
+def test_the_file_that_unfreezes_the_model_keeps_its_findings(tmp_path):
+    text = USES_NETS.replace("    style = Vgg()(images)\n", "    vgg = Vgg()\n    vgg.requires_grad_(True)\n    style = vgg(images)\n")
+    folder = make_modules(tmp_path, nets=NETS, describe=text)
+    assert ("TCV104", 11) in lint(folder / "describe.py")
+
+
+def test_a_name_imported_through_the_packages_init_is_followed(tmp_path):
+    folder = make_modules(tmp_path, helpers=HELPERS, report=USES_HELPERS.replace("from .helpers import", "from . import"))
+    (folder / "__init__.py").write_text("from .helpers import chunks, flat_grad, load_mel, predict\n")
+    assert lint(folder / "report.py") == [("TCV104", 21), ("TCV104", 23)]
+
+
+def test_the_cache_drops_findings_whose_helper_changed(tmp_path):
+    folder = make_modules(tmp_path, helpers=HELPERS, report=USES_HELPERS)
+    settings = Settings()
+    path = str(folder / "report.py")
+
+    def run() -> list[tuple[str, int]]:
+        results = check_files([path], settings, Mode(), jobs=1, cache=Cache(str(tmp_path), settings))
+        return [(f.code, f.start.line) for f in results[0].findings]
+
+    assert run() == [("TCV104", 21), ("TCV104", 23)]
+    stamp = os.stat(folder / "helpers.py").st_mtime_ns
+    (folder / "helpers.py").write_text(HELPERS.replace("return torch.from_numpy(np.load(path))", "return torch.nn.Linear(4, 4)(torch.ones(1, 4))"))
+    os.utime(folder / "helpers.py", ns=(stamp + 10**9, stamp + 10**9))
+    assert ("TCV104", 8) in run()
+
+
+RUN_RETURNS = """\
+import sys, numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+from proj.helpers import chunks, flat_grad, load_mel, predict
+from proj.nets import Encoder, Vgg
+np.save(sys.argv[2], np.ones((2, 4), dtype=np.float32))
+model, x = torch.nn.Linear(4, 4), torch.ones(1, 4)
+loss = (model(x) ** 2).sum()
+print(load_mel(sys.argv[2]).requires_grad)
+print(flat_grad(torch.autograd.grad(loss, model.parameters(), retain_graph=True)).requires_grad)
+with torch.no_grad():
+    print(predict(model, x).requires_grad)
+print(any(chunk.requires_grad for chunk in chunks(np.ones((4, 4), dtype=np.float32), 2)))
+print(Vgg()(np.ones((1, 4), dtype=np.float32)).requires_grad, Encoder()(x).requires_grad)
+print(flat_grad(torch.autograd.grad(loss, model.parameters(), create_graph=True)).requires_grad)
+print(predict(model, x).requires_grad, Vgg(requires_grad=True)(np.ones((1, 4), dtype=np.float32)).requires_grad)
+"""
+
+
+def test_what_the_returns_rest_on_holds_at_run_time(tmp_path):
+    """Each value the package's returns silence is made without grad when the code runs; each one kept requires it."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, helpers=HELPERS, nets=NETS)
+    command = [sys.executable, "-c", RUN_RETURNS, str(tmp_path), str(tmp_path / "mel.npy")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["False", "False", "False", "False", "False False", "True", "True True"]
+
+
+def test_a_frozen_model_of_another_module_stored_by_init(tmp_path):
+    """`self.vgg = Vgg()` in `__init__`, called on an array in another method: the constructor froze it."""
+    text = '''\
+import numpy as np
+import torch
+
+from proj.nets import Vgg
+
+
+class Loss(torch.nn.Module):
+    def __init__(self, trainable=False):
+        super().__init__()
+        self.vgg = Vgg()
+        self.trained = Vgg(requires_grad=True)
+
+    def forward(self, path):
+        style = self.vgg(np.load(path))
+        a = style.data.cpu().numpy()
+        trained = self.trained(np.load(path))
+        b = trained.data.cpu().numpy()
+        return a, b
+'''
+    folder = make_modules(tmp_path, nets=NETS, loss=text)
+    assert lint_text_alone(folder / "loss.py") == [("TCV104", 15), ("TCV104", 17)]
+    assert lint(folder / "loss.py") == [("TCV104", 17)]
+
+
+def test_a_loader_another_module_builds_gives_batches_of_data(tmp_path):
+    data = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def get_loader(arrays):\n    return DataLoader(TensorDataset(torch.from_numpy(arrays)), batch_size=4)\n\n\n"
+        "def get_model():\n    return torch.nn.Linear(4, 4)\n"
+    )
+    run = (
+        "import torch\n\nfrom .data import get_loader, get_model\n\n\n"
+        "def run(arrays):\n    model = get_model()\n    for (x,) in get_loader(arrays):\n"
+        "        a = x.data.cpu().numpy()\n        out = model(x)\n        b = out.data.cpu().numpy()\n    return a, b\n"
+    )
+    folder = make_modules(tmp_path, data=data, run=run)
+    assert lint_text_alone(folder / "run.py") == [("TCV104", 9), ("TCV104", 11)]
+    assert lint(folder / "run.py") == [("TCV104", 11)]  # the model that module builds has parameters
+
+
+def test_a_model_another_module_builds_and_returns_is_its_class(tmp_path):
+    """`build()` of nets.py returns `Encoder()`, whose forward returns `.data`: the caller's output holds no grad."""
+    nets = NETS + "\n\ndef build():\n    return Encoder()\n\n\ndef build_trained():\n    return torch.nn.Linear(4, 4)\n"
+    text = (
+        "import torch\n\nfrom .nets import build, build_trained\n\n\n"
+        "def encode(x):\n    code = build()(x)\n    a = code.data.cpu().numpy()\n"
+        "    out = build_trained()(x)\n    b = out.data.cpu().numpy()\n    return a, b\n"
+    )
+    folder = make_modules(tmp_path, nets=nets, encode=text)
+    assert lint_text_alone(folder / "encode.py") == [("TCV104", 8), ("TCV104", 10)]
+    assert lint(folder / "encode.py") == [("TCV104", 10)]
+
+
+def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind(tmp_path):
+    """Under `no_grad` the file sees an object of unknown kind; the package shows a tensor, whose `max(1)[1]` is an index
+    tensor after the block too. Outside `no_grad` the same call's output requires grad."""
+    nets = NETS + "\n\nclass Vocoder(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
+        "        self.fc = torch.nn.Linear(4, 4)\n\n    def generate(self, x):\n        return self.fc(x)\n"
+    text = (
+        "import torch\n\nfrom .nets import Vocoder\n\n\n"
+        "def synthesize(x):\n    model = Vocoder()\n    with torch.no_grad():\n        y_hat = model.generate(x)\n"
+        "    a = y_hat.max(1)[1].float().cpu().data.numpy()\n    y = model.generate(x)\n    b = y.float().cpu().data.numpy()\n"
+        "    return a, b\n"
+    )
+    folder = make_modules(tmp_path, nets=nets, synthesize=text)
+    assert lint_text_alone(folder / "synthesize.py") == [("TCV104", 10), ("TCV104", 12)]
+    assert lint(folder / "synthesize.py") == [("TCV104", 12)]

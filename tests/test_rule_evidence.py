@@ -729,3 +729,63 @@ def test_data_instead_of_detach_follows_the_alias_and_needs_something_to_hide(co
 def test_dataset_data_stays_grad_free_through_what_adds_no_grad(code, expected):
     header = "import torch\nfrom torchvision import datasets\ntestset = datasets.MNIST(root='.', train=False)\n"
     assert [code for _, code, _ in findings(header + code)] == expected
+
+
+FROZEN_BY_CONSTRUCTOR = """\
+import numpy as np
+import torch
+
+
+class Extractor(torch.nn.Module):
+    def __init__(self, requires_grad=False):
+        super().__init__()
+        self.features = torch.nn.Linear(4, 4)
+        if not requires_grad:
+            for param in self.parameters():
+                param.requires_grad = False
+
+    def forward(self, x):
+        return self.features(torch.from_numpy(x))
+
+
+style = MAKE(np.ones((2, 4), dtype=np.float32))
+features = style.data.cpu().numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "reported"),
+    [
+        ("Extractor()", "", False),  # the flag's default freezes every parameter
+        ("Extractor(False)", "", False),
+        ("Extractor(requires_grad=True)", "", True),
+        ("Extractor(flag)", "", True),  # a flag the file does not spell: frozen or not is unknown
+        ("Extractor()", "model.requires_grad_(True)\n", True),  # the file turns grad back on somewhere
+    ],
+)
+def test_a_module_frozen_by_its_constructor_outputs_no_grad_for_data(make, extra, reported):
+    code = FROZEN_BY_CONSTRUCTOR.replace("MAKE", make) + extra
+    assert bool(findings(code)) is reported
+
+
+def test_a_layer_stored_after_the_freeze_keeps_its_grad():
+    code = FROZEN_BY_CONSTRUCTOR.replace("MAKE", "Extractor()").replace(
+        "                param.requires_grad = False\n", "                param.requires_grad = False\n        self.head = torch.nn.Linear(4, 4)\n"
+    )
+    assert findings(code) == [(19, "TCV104", "safe")]
+
+
+@pytest.mark.parametrize(
+    ("layers", "reported"),
+    [
+        ("nn.ReLU(), nn.Dropout()", False),  # no parameters anywhere in the chain
+        ("Extractor(), nn.ReLU()", False),  # a module whose constructor froze every parameter
+        ("nn.ReLU(), nn.Linear(4, 4)", True),
+        ("nn.ReLU(), make_layer()", True),  # a layer of unknown make may hold parameters
+    ],
+)
+def test_a_sequential_of_modules_without_parameters_holds_none(layers, reported):
+    code = FROZEN_BY_CONSTRUCTOR.replace("MAKE(np.ones((2, 4), dtype=np.float32))", "torch.ones(2, 4)").replace(
+        "style = ", f"from torch import nn\nchain = nn.Sequential({layers})\nstyle = chain("
+    ).replace("torch.ones(2, 4)\n", "torch.ones(2, 4))\n")
+    assert bool(findings(code)) is reported

@@ -60,6 +60,8 @@ _MOVES_AND_CASTS = K.MODULE_RETURNING_ITSELF & K.TORCH_ONLY_METHODS
 class CallsMixin:
     def expr_Call(self, node: ast.Call) -> Value:
         value = self._call(node)
+        if self.facts.package is not None:
+            value = self.facts.package.refine(self, node, value)  # a walk for a would-be finding: the package answers
         # `self.reset()`, `update(state)`: the call may rebind the attributes stored on its receiver or arguments.
         func = node.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -104,7 +106,7 @@ class CallsMixin:
         if isinstance(func, ast.Name) and func.id in self.facts.plain_classes:
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id)  # an instance of a plain class of this file
         if isinstance(func, ast.Name) and func.id in self.facts.module_classes:
-            return self._file_module_instance(func.id)
+            return self._file_module_instance(func.id, node)
         if isinstance(func, ast.Name) and func.id in ("len", "int", "float", "round", "sum", "max", "min", "abs"):
             if func.id in ("sum", "max", "min", "abs") and any(a.kind is not Kind.NUMBER for a in args):
                 return UNKNOWN
@@ -155,6 +157,8 @@ class CallsMixin:
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a dataset object: its `data` and `targets` are stored data
         if qualname.startswith(K.TRANSFORM_MODULES) and qualname.rpartition(".")[2][:1].isupper():
             return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # `transforms.Compose([...])`: a data transform
+        if qualname in K.DATA_LOADERS:
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(grad=Grad.NO))  # its batches are data
         if qualname in K.PARAMETER_CLASSES:
             source = args[0] if args else UNKNOWN
             grad = Grad.NO if "requires_grad" in keywords and literal_bool(self._literal(kwarg(node, "requires_grad"))) is False else Grad.YES

@@ -17,6 +17,7 @@ from flake8_tensorconv.values import (
 
 if TYPE_CHECKING:
     from flake8_tensorconv.inference.guards import DeviceSpans
+    from flake8_tensorconv.inference.package import PackageCalls
 
 _T = TypeVar("_T")
 
@@ -223,6 +224,9 @@ class FileFacts:
         # Module-level functions defined once (undecorated, or only switching grad mode), and what
         # calls to them return, worked out when first called.
         self.helpers: Mapping[str, ast.FunctionDef] = {}
+        # Only for facts a package oracle holds (walks made for a would-be finding): what calls into the package's
+        # other modules return (inference/package.py).
+        self.package: PackageCalls | None = None
         # (helper, what a call passes it, the literals among that) -> what the call returns.
         self.helper_returns: dict[tuple, Value] = {}
         # helper -> how many calls with different arguments it was summarised for.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import FileFacts
@@ -44,18 +45,28 @@ class ModulesMixin:
             if wrapped.kind is Kind.MODULE:
                 return wrapped.with_(facts=wrapped.facts - {Fact.SELF}, instance_of=qualname)
             return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, facts=frozenset({Fact.PARAMETRIZED}), instance_of=qualname)
-        free = qualname in K.PARAMETER_FREE_MODULES
+        free = qualname in K.PARAMETER_FREE_MODULES or (
+            # A chain of modules without parameters that require grad (fixed transforms, frozen layers) has none either.
+            qualname == "torch.nn.Sequential" and bool(args) and all(a.kind is Kind.MODULE and Fact.PARAMETRIZED not in a.facts for a in args or ())
+        )
         facts = frozenset() if free else frozenset({Fact.PARAMETRIZED})
         # Parameters are created in the default dtype (float32) unless `dtype=` says otherwise.
         dtype = None if free else (keywords["dtype"].dtype if "dtype" in keywords else "float32")
         return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype=dtype, facts=facts, instance_of=qualname)
 
-    def _file_module_instance(self, class_name: str) -> Value:
-        """An instance of an nn.Module subclass of this file."""
+    def _file_module_instance(self, class_name: str, call: ast.Call) -> Value:
+        """An instance of an nn.Module subclass of this file: without parameters that require grad where the class holds
+        none, or its constructor freezes every one for the arguments of ``call`` (and the file never unfreezes)."""
         known = self.facts.parameter_free_classes
         if class_name not in known:
             known[class_name] = holds_no_parameters(class_name, self.facts)
-        facts = frozenset() if known[class_name] else frozenset({Fact.PARAMETRIZED})
+        frozen = known[class_name] or (
+            "requires_grad" in (self.facts.text or "")
+            and (cls := self.facts.class_defined_once(class_name)) is not None
+            and freezes_every_parameter(cls, call)
+            and not unfreezes(self.facts)
+        )
+        facts = frozenset() if frozen else frozenset({Fact.PARAMETRIZED})
         # Its layers are built in the default dtype unless the class says otherwise (rules look at the class).
         return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=facts, instance_of=class_name)
 
@@ -295,3 +306,91 @@ def _setting(node: ast.expr, literal_parameters: set[str]) -> bool:
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_setting(element, literal_parameters) for element in node.elts)
     return False
+
+
+def freezes_every_parameter(cls: ast.ClassDef, call: ast.Call) -> bool:
+    """Whether the class's ``__init__``, run with the arguments of ``call``, freezes every parameter the instance holds:
+    ``self.requires_grad_(False)`` or a loop over ``self.parameters()`` whose first statement sets ``requires_grad``
+    false, after the last layer it stores, at the top of ``__init__`` or under a flag the call (or its default) sets."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return False
+    flags = _flag_values(init, call)
+    for index, statement in enumerate(init.body):
+        block = [statement]
+        if isinstance(statement, ast.If):
+            taken = _condition(statement.test, flags)
+            block = statement.body if taken is True else statement.orelse if taken is False else []
+        if any(_freezes(inner) for inner in block):
+            return not any(_stores_on_self(later) for later in init.body[index + 1 :])
+    return False
+
+
+def _flag_values(init: ast.FunctionDef, call: ast.Call) -> dict[str, bool]:
+    """The bool literals ``__init__``'s parameters hold for ``call``: passed, or left to their defaults."""
+    positional = [arg.arg for arg in [*init.args.posonlyargs, *init.args.args]][1:]
+    values: dict[str, ast.expr] = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
+    values.update((arg.arg, default) for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults) if default is not None)
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return {}
+    values.update(zip(positional, call.args))
+    values.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None)
+    return {name: value.value for name, value in values.items() if isinstance(value, ast.Constant) and isinstance(value.value, bool)}
+
+
+def _condition(test: ast.expr, flags: dict[str, bool]) -> bool | None:
+    if isinstance(test, ast.Name):
+        return flags.get(test.id)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _condition(test.operand, flags)
+        return None if inner is None else not inner
+    return None
+
+
+def _freezes(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Expr) and _requires_grad_false(statement.value, "self"):
+        return True
+    if not (isinstance(statement, ast.For) and statement.body and isinstance(statement.iter, ast.Call)):
+        return False
+    func = statement.iter.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters") and isinstance(func.value, ast.Name)
+            and func.value.id == "self" and not statement.iter.args):
+        return False
+    target = statement.target.elts[-1] if isinstance(statement.target, ast.Tuple) and statement.target.elts else statement.target
+    if not isinstance(target, ast.Name):
+        return False
+    first = statement.body[0]
+    if isinstance(first, ast.Assign) and len(first.targets) == 1:
+        assigned = first.targets[0]
+        return (isinstance(assigned, ast.Attribute) and assigned.attr == "requires_grad" and isinstance(assigned.value, ast.Name)
+                and assigned.value.id == target.id and isinstance(first.value, ast.Constant) and first.value.value is False)
+    return isinstance(first, ast.Expr) and _requires_grad_false(first.value, target.id)
+
+
+def _requires_grad_false(expression: ast.expr, name: str) -> bool:
+    """``name.requires_grad_(False)``, also after the module's own methods (``self.eval().requires_grad_(False)``)."""
+    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) and expression.func.attr == "requires_grad_"):
+        return False
+    if not (len(expression.args) == 1 and isinstance(expression.args[0], ast.Constant) and expression.args[0].value is False):
+        return False
+    receiver = expression.func.value
+    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in K.MODULE_RETURNING_ITSELF:
+        receiver = receiver.func.value
+    return isinstance(receiver, ast.Name) and receiver.id == name
+
+
+def _stores_on_self(statement: ast.stmt) -> bool:
+    """A layer stored after the freeze (``self.head = nn.Linear(...)``) holds parameters that require grad."""
+    return any(
+        isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        for node in ast.walk(statement)
+    ) or any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_parameter", "register_module")
+        for node in ast.walk(statement)
+    )
+
+
+def unfreezes(facts: FileFacts) -> bool:
+    """The file that builds the instance may turn ``requires_grad`` back on: then nothing is frozen for sure."""
+    text = facts.text or ""
+    return "requires_grad_(True)" in text or "requires_grad_()" in text or re.search(r"\.requires_grad\s*=\s*True", text) is not None

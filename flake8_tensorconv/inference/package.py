@@ -14,6 +14,15 @@ of a calling function too). The answer is a
 :class:`~flake8_tensorconv.inference.summaries.CallerSummary`: what the calls pass and whether
 grad mode is on at one of them at least. The context then walks the function once more with it.
 
+The same walk answers a second question: what do the package's other modules return? The facts the oracle
+holds carry a :class:`PackageCalls` (``facts.package``), which every walk of them asks at each call of a name
+the file imports from another module of the package: a function is walked in its module with what the call
+passes and in the call's grad mode (a generator gives what it yields), a class gives an instance (a module
+whose constructor freezes every parameter for the call's arguments holds none that require grad) whose
+``forward`` and methods are walked there too. Followed MAX_RETURN_HOPS modules deep, through re-exports of a
+package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
+they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
+
 Bounds: at most MAX_PACKAGE_FILES files in at most MAX_FOLDERS folders (a framework's own tree,
 such as torch, is never worked across), files up to MAX_FILE_BYTES, at most MAX_SITES calls.
 A function passed as a value, registered by a decorator, a dunder or a framework's hook
@@ -33,12 +42,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
+from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from flake8_tensorconv.inference.files import FileFacts
     from flake8_tensorconv.inference.summaries import CallerSummary
+    from flake8_tensorconv.values import Value
 
 MAX_PACKAGE_FILES = 300
 MAX_FILE_BYTES = 200_000
@@ -231,7 +242,17 @@ class PackageOracle:
     def __init__(self, path: str, facts: FileFacts) -> None:
         self.path = os.path.abspath(path)
         self._facts: dict[str, FileFacts | None] = {self.path: facts}
+        # Every walk of the facts the oracle holds (the linted file's copy, the other modules') asks it what calls into
+        # the package return; the walk that rules listen to does not.
+        facts.package = PackageCalls(self, self.path)
         self._answers: dict[tuple, Answer] = {}
+        # What calls into other modules return (None: not known), and the files those answers were read from.
+        self._returns: dict[tuple, Value | None] = {}
+        self._listed: dict[str, frozenset[str]] = {}
+        self.read: dict[str, str] = {}
+        self._package_names: frozenset[str] | None = None
+        # How many returns of other modules are being walked, one inside the other (at most MAX_RETURN_HOPS).
+        self.depth = 0
 
     @property
     def own_facts(self) -> FileFacts:
@@ -242,7 +263,10 @@ class PackageOracle:
             from flake8_tensorconv.inference.files import analyze_file_facts
 
             tree = _tree(path, loaded)
-            self._facts[path] = analyze_file_facts(tree, loaded.text) if tree is not None else None
+            facts = analyze_file_facts(tree, loaded.text) if tree is not None else None
+            if facts is not None:
+                facts.package = PackageCalls(self, path)
+            self._facts[path] = facts
         return self._facts[path]
 
     def callers(
@@ -294,6 +318,145 @@ class PackageOracle:
         if not sites:
             return Answer(None, dependencies)
         return Answer(_summarise(self, function, sites, depth, dependencies), dependencies)
+
+    # ------------------------------------------------------------------ what the package's functions and classes return
+    def definition(self, where: str, facts: FileFacts, chain: tuple[str, ...]) -> _Definition | None:
+        """The function or class of another module of the package that the name ``chain`` (``f``, ``utils.f``) of the
+        file ``where`` imports, followed through modules that import it in turn; None where it is not the package's."""
+        spec = _imported(facts, chain[0])
+        if spec is None:
+            return None
+        level, module, name = spec
+        dotted = [*(module.split(".") if module else []), *([name] if name else []), *chain[1:]]
+        # The longest prefix that names a module file of the package; the rest is a name in it.
+        for cut in range(len(dotted), -1, -1):
+            path = self._module_path(where, level, dotted[:cut])
+            if path is not None:
+                rest = dotted[cut:]
+                return self._defined_in(path, rest[0], 0) if len(rest) == 1 else None
+        return None
+
+    def calls_into_package(self, scope: ast.AST) -> bool:
+        """Whether ``scope`` of the linted file (a top-level statement, or the module) names what the file imports from
+        another module of the package: only then can a walk with what the package returns change a value."""
+        if self._package_names is None:
+            facts = self.own_facts
+            names = set()
+            for statement in iter_statements(facts.tree):
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    for alias in statement.names:
+                        name = alias.asname or alias.name.partition(".")[0]
+                        spec = _imported(facts, name)
+                        if spec is None:
+                            continue
+                        level, module, imported = spec
+                        parts = module.split(".") if module else []
+                        if self._module_path(self.path, level, parts) or imported and self._module_path(self.path, level, [*parts, imported]):
+                            names.add(name)
+            self._package_names = frozenset(names)
+        if not self._package_names:
+            return False
+        return any(isinstance(node, ast.Name) and node.id in self._package_names for node in ast.walk(scope))
+
+    def class_definition(self, path: str, class_name: str) -> _Definition | None:
+        found = self._defined_in(path, class_name, MAX_REEXPORTS)
+        return found if found is not None and isinstance(found.node, ast.ClassDef) else None
+
+    def _module_path(self, where: str, level: int, parts: list[str]) -> str | None:
+        """The file of the package that the module ``parts`` (``level`` dots before it) names from ``where``: a module
+        file or a package's ``__init__.py`` among the files listed for the linted file."""
+        listing = _listing(self.path)
+        if listing is None or (not parts and not level):
+            return None
+        files = self._listed.get(listing[0])
+        if files is None:
+            files = self._listed[listing[0]] = frozenset(listing[1])
+            self.read[listing[0]] = _listing_digest(listing[1])
+        folder = os.path.dirname(where)
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            bases = [folder]
+        else:
+            top = _top_package(folder)
+            bases = list(dict.fromkeys([*([os.path.dirname(top)] if top else []), folder, os.path.dirname(folder)]))
+        for base in bases:
+            stem = os.path.join(base, *parts)
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if candidate in files and candidate != self.path:
+                    return candidate
+        return None
+
+    def _defined_in(self, path: str, name: str, followed: int) -> _Definition | None:
+        """The top-level function or class ``name`` of the module ``path``, followed through ``from .x import name``."""
+        from flake8_tensorconv.inference.summaries import _module_assignments
+
+        loaded = _read(path)
+        facts = self._facts_of(path, loaded) if loaded is not None else None
+        if facts is None:
+            return None
+        self.read[path] = loaded.digest  # type: ignore[union-attr]
+        found = [s for s in facts.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name]
+        if len(found) == 1 and len(facts.definitions.get(name, ())) == 1:
+            # Bound once, by its definition: `name = wrap(name)` later would make it something else.
+            return _Definition(path, facts, found[0]) if len(_module_assignments(facts.tree, name)) == 1 else None
+        if found or followed >= MAX_REEXPORTS:
+            return None
+        spec = _imported(facts, name)  # `from .core import f` in a package's `__init__.py`
+        if spec is None:
+            return None
+        level, module, original = spec
+        target = self._module_path(path, level, module.split(".") if module else [])
+        if target is None or original is None:
+            return None
+        return self._defined_in(target, original, followed + 1)
+
+    def instance(self, definition: _Definition, facts: FileFacts, call: ast.Call) -> Value | None:
+        """What ``Class(...)`` of another module makes: a module (its parameters frozen where its constructor freezes
+        every one for the arguments given) or a plain object; None for any other class."""
+        from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
+
+        cls = definition.node
+        marker = f"{PACKAGE_CLASS}{definition.path}:{cls.name}"
+        if cls.name in definition.facts.module_classes:  # type: ignore[union-attr]
+            frozen = holds_no_parameters(cls.name, definition.facts) or (
+                freezes_every_parameter(cls, call) and not unfreezes(facts)  # type: ignore[arg-type]
+            )
+            parametrized = frozenset() if frozen else frozenset({Fact.PARAMETRIZED})
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=Device.CPU, dtype="float32", facts=parametrized, instance_of=marker)
+        if cls.name in definition.facts.plain_classes:  # type: ignore[union-attr]
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=marker)
+        return None
+
+    def returned(
+        self, definition: _Definition, method: ast.FunctionDef | ast.AsyncFunctionDef | None, call: ast.Call,
+        interpreter, grad_enabled: bool,
+    ) -> Value | None:
+        """What ``call`` returns: the function (or ``method`` of the class) walked in its module with what the call passes
+        and in the call's grad mode. A generator gives what it yields. None where the walk fails."""
+        from flake8_tensorconv.inference.summaries import CallSite, bind_arguments, call_context
+        from flake8_tensorconv.values import UNKNOWN
+
+        function = method or definition.node
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+            method is None and any(not _plain_decorator(d, definition.facts) for d in function.decorator_list)
+        ):
+            return None
+        class_name = definition.node.name if method is not None else None
+        bound_first = method is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound = bind_arguments(function, CallSite(call, interpreter.facts.tree, None, bound=bound_first), interpreter.values)
+        _, literals = call_context(function, call, interpreter.values, interpreter.eval_default)
+        bound = {name: value for name, value in bound.items() if value != UNKNOWN}
+        key = (definition.path, class_name, function.name, function.lineno, tuple(sorted(bound.items())),
+               tuple(sorted((k, ast.dump(v)) for k, v in literals.items())), grad_enabled, self.depth)
+        if key not in self._returns:
+            self._returns[key] = None  # a recursive call while it is walked
+            self.depth += 1
+            try:
+                self._returns[key] = _walk_return(definition, function, class_name, bound, literals, grad_enabled)
+            finally:
+                self.depth -= 1
+        return self._returns[key]
 
 
 def _may_be_called_in_sight(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
@@ -471,3 +634,231 @@ def oracle_for(path: str | None, make_facts: Callable[[], FileFacts]) -> Package
     if not path or path == "-" or not path.endswith(".py") or _listing(os.path.abspath(path)) is None:
         return None
     return PackageOracle(path, make_facts())
+
+
+# ------------------------------------------------------------------------------------ what the package returns
+# How many modules deep a question about what a call returns follows the package's code: the linted file's call
+# into another module, and that module's calls into one more.
+MAX_RETURN_HOPS = 2
+# How many imports (``from .utils import f`` in ``utils/__init__.py``) a name is followed through to its definition.
+MAX_REEXPORTS = 3
+# ``instance_of`` of an instance of another module's class: ``package:<path>:<class>`` (no class name of a file).
+PACKAGE_CLASS = "package:"
+
+
+class _Definition(NamedTuple):
+    path: str
+    facts: FileFacts
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+class PackageCalls:
+    """What a call into another module of the package returns, asked by each walk of facts the oracle holds
+    (``facts.package``).
+
+    Asked only by a walk made for a would-be finding (``Context.elsewhere``): the called function is walked in its own
+    module with what the call passes and in the grad mode of the call; a class of another module gives an instance
+    whose ``forward`` and methods are walked there too. Each answer is trusted only where it shows no grad: the walk
+    that asks uses it to drop a finding, never to make one."""
+
+    def __init__(self, oracle: PackageOracle, path: str) -> None:
+        self.oracle = oracle
+        self.path = path  # the file whose facts these are
+        self._imported_names: frozenset[str] | None = None
+        self._definitions: dict[tuple[str, ...], _Definition | None] = {}
+
+    def refine(self, interpreter, node: ast.Call, value: Value) -> Value:
+        """What ``node`` returns, ``value`` as the file alone sees it: an instance where it builds a class of another
+        module, a value without grad where the package's code shows one (and the file did not)."""
+        from flake8_tensorconv.values import UNKNOWN, Kind
+
+        if self.oracle.depth >= MAX_RETURN_HOPS or _grad_free(value):
+            return value
+        if not interpreter.state.grad_enabled and value.kind is not Kind.UNKNOWN:
+            # Under no_grad what the call returns holds no grad anyway (the walk makes it so): only the kind of a value
+            # the file cannot name is worth asking about; a tensor it knows is more precise than a tuple walked there.
+            return value
+        func = node.func
+        receiver = interpreter.values.get(id(func.value)) if isinstance(func, ast.Attribute) else None
+        args = [interpreter.values.get(id(argument), UNKNOWN) for argument in node.args]
+        returned: Value | None = None
+        if isinstance(func, ast.Attribute) and receiver is not None and (receiver.instance_of or "").startswith(PACKAGE_CLASS):
+            returned = self._method(interpreter, node, receiver, func.attr, args)
+        else:
+            callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
+            if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
+                returned = self._method(interpreter, node, callee, "forward", args)
+            else:
+                definition = self._definition(interpreter, func)
+                if definition is not None and isinstance(definition.node, ast.ClassDef):
+                    instance = self.oracle.instance(definition, interpreter.facts, node)
+                    return instance if instance is not None and value.kind is Kind.UNKNOWN else value
+                if definition is not None:
+                    returned = self.oracle.returned(definition, None, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+        if returned is None:
+            return value
+        if _grad_free(returned) or (value.kind is Kind.UNKNOWN and (returned.instance_of or "").startswith(PACKAGE_CLASS)):
+            return returned  # no grad, or an instance of the package's class (`build()` returning `Encoder()`)
+        return value
+
+    def _definition(self, interpreter, func: ast.expr) -> _Definition | None:
+        """The function or class of another module that ``func`` names: an imported name, not rebound here."""
+        chain = _dotted(func)
+        if chain is None or chain[0] in interpreter.state.env:
+            return None  # a local name, an attribute of a value
+        if chain not in self._definitions:
+            imported = self._imported_names
+            if imported is None:
+                imported = self._imported_names = frozenset(_imported_names(interpreter.facts))
+            known = chain[0] in imported
+            self._definitions[chain] = self.oracle.definition(self.path, interpreter.facts, chain) if known else None
+        return self._definitions[chain]
+
+    def _method(self, interpreter, node: ast.Call, instance: Value, name: str, args: list[Value]) -> Value | None:
+        from flake8_tensorconv.values import Device, Fact, Grad, Kind, tensor
+
+        path, _, class_name = (instance.instance_of or "")[len(PACKAGE_CLASS):].rpartition(":")
+        definition = self.oracle.class_definition(path, class_name)
+        if definition is None:
+            return None
+        method = _method_of(definition, "forward" if name == "__call__" else name)
+        if method is None:
+            return None
+        value = self.oracle.returned(definition, method, node, interpreter, grad_enabled=interpreter.state.grad_enabled)
+        if value is not None and _grad_free(value):
+            return value
+        if name == "forward" and instance.kind is Kind.MODULE and Fact.PARAMETRIZED not in instance.facts:
+            # A module whose constructor froze every parameter: its output requires grad only through its inputs
+            # (NumPy arrays it converts, tensors without grad).
+            if args and all(_grad_free(argument) or argument.kind in (Kind.NDARRAY, Kind.NUMBER, Kind.STRING) for argument in args):
+                return tensor(Grad.NO, Device.UNKNOWN)
+        return value
+
+
+def _held_by_self(interpreter, func: ast.Attribute, receiver: Value | None) -> Value | None:
+    """What ``self.<name>`` holds where it is called (``self.vgg(x)``): a module ``__init__`` built."""
+    from flake8_tensorconv.inference.support import attribute_key
+    from flake8_tensorconv.values import Fact
+
+    class_name = interpreter.state.class_name
+    if receiver is None or Fact.SELF not in receiver.facts or class_name is None:
+        return None
+    key = attribute_key(func)
+    held = interpreter.state.env.get(key) if key is not None else None
+    return held if held is not None else interpreter.facts.class_attributes.get(class_name, {}).get(func.attr)
+
+
+def _grad_free(value: Value) -> bool:
+    from flake8_tensorconv.values import Grad, Kind
+
+    if value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+        return value.grad is Grad.NO
+    if value.kind in (Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE):
+        items = [*(value.elements or ()), *((value.element,) if value.element is not None else ())]
+        return bool(items) and all(_grad_free(item) for item in items)
+    return value.kind is not Kind.MODULE
+
+
+def _dotted(func: ast.expr) -> tuple[str, ...] | None:
+    """``f`` -> ("f",), ``utils.misc.f`` -> ("utils", "misc", "f"); None for any other callee."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return tuple(reversed(parts))
+
+
+def _method_of(definition: _Definition, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The class's own method ``name``, defined once, decorated at most by a grad-mode switch or ``staticmethod``."""
+    found = [s for s in definition.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]  # type: ignore[union-attr]
+    if len(found) != 1 or any(not _plain_decorator(d, definition.facts) for d in found[0].decorator_list):
+        return None
+    return found[0]
+
+
+def _plain_decorator(decorator: ast.expr, facts: FileFacts) -> bool:
+    """A decorator that leaves a function's result as its body makes it: a grad-mode switch (the walk follows it) or
+    ``staticmethod``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    qualname = facts.qualname(target)
+    return qualname in K.GRAD_MODE_SWITCHES or qualname in K.SET_GRAD_ENABLED or (isinstance(target, ast.Name) and target.id == "staticmethod")
+
+
+def _imported_names(facts: FileFacts):
+    """The names the file's imports bind (``from m import a as b``: ``b``; ``import a.b``: ``a``)."""
+    for statement in iter_statements(facts.tree):
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                yield alias.asname or alias.name.partition(".")[0]
+
+
+def _imported(facts: FileFacts, name: str) -> tuple[int, str, str | None] | None:
+    """How the file imports ``name``: (dots, module, the name imported from it, or None where ``name`` is the module)."""
+    found = None
+    for statement in iter_statements(facts.tree):
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name:
+                    found = (statement.level, statement.module or "", alias.name)
+        elif isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname == name:
+                    found = (0, alias.name, None)
+                elif alias.asname is None and alias.name.partition(".")[0] == name:
+                    found = (0, name, None)
+    return found
+
+
+def _walk_return(
+    definition: _Definition, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, bound: dict[str, Value],
+    literals: dict[str, ast.expr], grad_enabled: bool,
+) -> Value | None:
+    """What ``function`` of another module returns (yields, for a generator), walked there on its own with ``bound``
+    for its parameters and ``grad_enabled`` as the caller's grad mode; its own calls into the package are followed
+    MAX_RETURN_HOPS modules deep (its facts ask the oracle too)."""
+    from flake8_tensorconv.engine import walk_deeply
+    from flake8_tensorconv.inference.interpreter import Interpreter
+    from flake8_tensorconv.inference.support import State
+    from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value, join_all
+
+    yields: list[ast.expr] = []
+
+    def listener(node: ast.AST, state: State) -> None:
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) and node.value is not None and state.function is function:
+            yields.append(node.value)
+
+    walker = Interpreter(definition.facts, listener=listener, walks=lambda node: node is function)
+    walker.caller_params = False
+    walker.summary_of = function  # type: ignore[assignment]
+    walker.bound_parameters = bound
+    walker.literal_parameters = literals
+    env = dict(walker._module_names()) if class_name is None else {}
+    # The call's grad mode: the walk enters the function as from a caller running in it (not from the module).
+    walker.state = State(env=env, grad_enabled=grad_enabled, function=function, class_name=class_name)
+    try:
+        walk_deeply(lambda: walker.walk_function(function, class_name))
+    except Exception:  # noqa: BLE001 - another file's trouble is no finding's evidence
+        return None
+    if yields:
+        element = join_all([walker.values.get(id(node), UNKNOWN) for node in yields])
+        return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=_named_in_package(element.with_(shares_with=None), definition))
+    if not walker.returns:
+        return None
+    return _named_in_package(join_all(walker.returns).with_(shares_with=None), definition)
+
+
+def _named_in_package(value: Value, definition: _Definition) -> Value:
+    """An instance of a class of the module walked, named so that the caller's file can ask about it (``model =
+    TorchMoji(...)`` returned by a builder of that module)."""
+    if value.elements is not None:
+        value = value.with_(elements=tuple(_named_in_package(element, definition) for element in value.elements))
+    if value.element is not None:
+        value = value.with_(element=_named_in_package(value.element, definition))
+    name = value.instance_of
+    facts = definition.facts
+    if name is not None and (name in facts.module_classes or name in facts.plain_classes) and facts.class_defined_once(name) is not None:
+        return value.with_(instance_of=f"{PACKAGE_CLASS}{definition.path}:{name}")
+    return value

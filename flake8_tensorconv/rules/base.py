@@ -9,6 +9,8 @@ from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Positi
 from flake8_tensorconv.values import Value
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from flake8_tensorconv.config import Settings
     from flake8_tensorconv.inference import FileFacts, Interpreter, State
     from flake8_tensorconv.inference.bindings import Scope
@@ -122,12 +124,13 @@ class Context:
 
     def elsewhere(self, node: ast.expr) -> tuple[Value, bool] | None:
         """What ``node`` holds, and the grad mode there, when the function being walked runs as the other modules
-        of the package call it; None where the file's own callers decide (or the package says nothing).
+        of the package call it and with what the package's functions and classes it calls return; None where the
+        file alone decides (or the package says nothing).
 
-        Asked only by a rule about to report a finding that rests on the function's callers (a parameter, the
-        grad mode): the package is read then, never while the file is walked (inference/package.py)."""
+        Asked only by a rule about to report a finding that the file cannot settle: the package is read then, never
+        while the file is walked (inference/package.py)."""
         function, class_name = self.state.function, self.state.class_name
-        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             return None
         key = id(function)
         if key not in self._elsewhere:
@@ -138,43 +141,70 @@ class Context:
         values, modes = walked
         return values[id(node)], modes.get(id(node), True)
 
-    def _walk_as_called(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None
-    ) -> tuple[dict[int, Value], dict[int, bool]] | None:
-        tree = self.facts.tree
-        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
-        if function not in (owner.body if owner is not None else tree.body):
-            return None  # a nested function or a method of a nested class: its callers are its enclosing code's
-        from flake8_tensorconv.engine import walk_deeply
-        from flake8_tensorconv.inference import Interpreter, State, analyze_file_facts
+    def _package_oracle(self) -> PackageOracle | None:
+        from flake8_tensorconv.inference import analyze_file_facts
         from flake8_tensorconv.inference.package import oracle_for
 
         if self._oracle is False:
+            tree = self.facts.tree
             # The same tree (node ids are the same), with caches of its own: the walk rules listen to is untouched.
             self._oracle = oracle_for(self.path, lambda: analyze_file_facts(tree, self.facts.text))
-        oracle = self._oracle
+        return self._oracle  # type: ignore[return-value]
+
+    def _walk_as_called(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module, class_name: str | None
+    ) -> tuple[dict[int, Value], dict[int, bool]] | None:
+        """The function walked once more: with what the package's callers pass and their grad mode where they are all
+        in sight (a module-level function, or a method of a module-level class), and with what the calls it makes into
+        the package's other modules return. None where neither is known."""
+        tree = self.facts.tree
+        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
+        top_level = function is not tree and function in (owner.body if owner is not None else tree.body)
+        holding = None if function is tree else next(
+            (s for s in tree.body if s.lineno <= function.lineno <= (s.end_lineno or s.lineno)), None  # type: ignore[union-attr]
+        )
+        if function is not tree and holding is None:
+            return None
+        oracle = self._package_oracle()
         if oracle is None:
             return None
-        facts = oracle.own_facts
-        answer = oracle.callers(function, class_name)
-        self.dependencies.update(answer.dependencies)
-        if answer.summary is None:
+        from flake8_tensorconv.engine import walk_deeply
+        from flake8_tensorconv.inference import Interpreter, State
+
+        summary = None
+        if top_level:
+            answer = oracle.callers(function, class_name)  # type: ignore[arg-type]
+            self.dependencies.update(answer.dependencies)
+            summary = answer.summary
+        if summary is None and not oracle.calls_into_package(holding or tree):
             return None
-        facts.caller_summaries[id(function)] = answer.summary
-        if class_name is not None:
-            facts.classes_used_in_file[class_name] = True  # the package's calls are the method's calls
+        facts = oracle.own_facts
         modes: dict[int, bool] = {}
 
         def listener(node: ast.AST, state: State) -> None:
             modes[id(node)] = modes.get(id(node), False) or state.grad_enabled
 
-        interpreter = Interpreter(facts, listener=listener)
-        env = {} if class_name is not None else dict(interpreter._module_names())
-        interpreter.state = State(env=env, grad_enabled=answer.summary.grad_enabled, function=owner or function, class_name=class_name)
+        if summary is not None:
+            facts.caller_summaries[id(function)] = summary
+            if class_name is not None:
+                facts.classes_used_in_file[class_name] = True  # the package's calls are the method's calls
+            interpreter = Interpreter(facts, listener=listener)
+            env = {} if class_name is not None else dict(interpreter._module_names())
+            interpreter.state = State(env=env, grad_enabled=summary.grad_enabled, function=owner or function, class_name=class_name)
+            walk: Callable[[], None] = lambda: interpreter.walk_function(function, class_name)  # type: ignore[arg-type]  # noqa: E731
+        else:
+            # As the file runs it (its callers, its grad modes), only the statement that holds the function walked.
+            span = (holding.lineno, holding.end_lineno or holding.lineno) if holding is not None else None
+            interpreter = Interpreter(
+                facts, listener=listener, walks=lambda node: span is not None and span[0] <= node.lineno <= span[1]  # type: ignore[attr-defined]
+            )
+            walk = interpreter.walk_module
         try:
-            walk_deeply(lambda: interpreter.walk_function(function, class_name))
+            walk_deeply(walk)
         except Exception:  # noqa: BLE001 - a walk that fails gives no evidence; the finding stands
             return None
+        finally:
+            self.dependencies.update(oracle.read)
         return interpreter.values, modes
 
     # -------------------------------------------------------------- positions and text
