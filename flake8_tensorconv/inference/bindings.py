@@ -15,11 +15,18 @@ import ast
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from flake8_tensorconv.trees import child_nodes, walk
+
 Position = tuple[int, int]
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes that may bind a name (see _binds).
+_BINDERS = (
+    ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.withitem, ast.Delete,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.ExceptHandler,
+)
 
 
 def start(node: ast.AST) -> Position:
@@ -59,11 +66,13 @@ class Scope:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             self.parameters = frozenset(arg.arg for arg in every if arg is not None)
         for child in _walk_own(node):
-            for name, position, value in _binds(child):
-                self.bindings.setdefault(name, []).append(Binding(position, value))
+            if isinstance(child, _BINDERS):  # the only nodes _binds yields for: most nodes skip the call
+                for name, position, value in _binds(child):
+                    self.bindings.setdefault(name, []).append(Binding(position, value))
         for bindings in self.bindings.values():
             bindings.sort(key=lambda binding: binding.position)
         self._uses: _Uses | None = None
+        self._with_contexts: dict[str, ast.expr] | None = None
 
     # ------------------------------------------------------------------ bindings
     def before(self, name: str, node: ast.AST) -> list[Binding]:
@@ -84,6 +93,19 @@ class Scope:
         definitions: list[ast.expr | None] = [None] if name in self.parameters else []
         definitions.extend(binding.value for binding in self.bindings.get(name, ()))
         return definitions
+
+    def with_context(self, name: str) -> ast.expr | None:
+        """The context of the first ``with ... as name`` under the scope's node (nested code included, in
+        ``ast.walk``'s order), worked out once for every name."""
+        if self._with_contexts is None:
+            contexts: dict[str, ast.expr] = {}
+            for node in walk(self.node):
+                if isinstance(node, (ast.With, ast.AsyncWith)):
+                    for item in node.items:
+                        if isinstance(item.optional_vars, ast.Name):
+                            contexts.setdefault(item.optional_vars.id, item.context_expr)
+            self._with_contexts = contexts
+        return self._with_contexts.get(name)
 
     # ------------------------------------------------------------------ uses (nested code included)
     @property
@@ -138,7 +160,7 @@ class _Uses:
         self.mentions: dict[str, list[Mention]] = {}
         self.loops: list[tuple[Position, Position]] = []
         names: set[str] = set()
-        stack = [(child, False) for child in ast.iter_child_nodes(node)]
+        stack = [(child, False) for child in child_nodes(node)]
         while stack:
             child, nested = stack.pop()
             if isinstance(child, ast.Name):
@@ -161,7 +183,7 @@ class _Uses:
             if isinstance(child, _LOOPS):
                 self.loops.append((start(child), end(child)))
             inner = nested or isinstance(child, _FUNCTIONS)
-            stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
+            stack.extend((grandchild, inner) for grandchild in child_nodes(child))
         self.names = frozenset(names)
 
     def _call(self, call: ast.Call, nested: bool) -> None:
@@ -187,7 +209,7 @@ def _walk_own(scope: ast.AST) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, _NESTED_SCOPES):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
@@ -219,7 +241,7 @@ def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
 
 
 def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[str, Position, None]]:
-    for child in ast.walk(target):
+    for child in walk(target):
         if isinstance(child, ast.Name) and isinstance(child.ctx, context):
             yield child.id, start(child), None
 

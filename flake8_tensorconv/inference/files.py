@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.bindings import ScopeIndex
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import (
     Value,
 )
@@ -75,7 +76,7 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     """
     loaded: set[str] = set()
     bound = set(aliases)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
         elif isinstance(node, ast.arg):
@@ -244,7 +245,7 @@ class FileFacts:
         out once per function: the class's storage facts, `__init__`'s and the other methods' stores all ask."""
         found = self._self_stores.get(id(function))
         if found is None:
-            nodes = ast.walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
+            nodes = walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
             found = frozenset(
                 node.attr
                 for node in nodes
@@ -515,7 +516,7 @@ def _target_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
         for target in targets:
-            yield from ast.walk(target)
+            yield from walk(target)
         for field in ("body", "orelse", "finalbody"):
             stack.extend(getattr(statement, field, ()))
         for handler in getattr(statement, "handlers", ()):
@@ -532,7 +533,7 @@ def _is_generator(function: ast.FunctionDef, facts: FileFacts) -> bool:
         last = function.end_lineno or function.lineno
         if "yield" not in text[starts[function.lineno - 1] : starts[last] if last < len(starts) else len(text)]:
             return False
-    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk(function))
 
 
 def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
@@ -613,7 +614,7 @@ def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[
     instance = positional[0].arg
     return {
         node.attr
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
         and isinstance(node.value, ast.Name) and node.value.id == instance
     }
