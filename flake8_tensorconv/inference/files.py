@@ -190,6 +190,8 @@ class FileFacts:
         # function -> parameter name -> its first `name.device` read in the function (worked out when a parameter asks).
         self.device_reads: dict[int, dict[str, ast.Attribute]] = {}
         self._line_starts: list[int] | None = None
+        # id of an attribute chain -> (the chain, its qualified name): see qualname.
+        self._qualnames: dict[int, tuple[ast.Attribute, str | None]] = {}
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
         # pattern -> the names it captures in the file's text (see _names_matching).
@@ -371,8 +373,15 @@ class FileFacts:
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
+            # Asked of the same chains over and over (every rule's handler asks of every call's function): kept,
+            # by node (an id is trusted only with its node: the language server keeps facts across edits).
+            known = self._qualnames.get(id(node))
+            if known is not None and known[0] is node:
+                return known[1]
             base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
+            qualname = f"{base}.{node.attr}" if base else None
+            self._qualnames[id(node)] = (node, qualname)
+            return qualname
         return None
 
 
