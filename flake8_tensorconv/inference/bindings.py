@@ -57,7 +57,9 @@ class Mention(NamedTuple):
 class Scope:
     """The def-use index of one function (or lambda, module, class body)."""
 
-    def __init__(self, node: ast.AST) -> None:
+    def __init__(self, node: ast.AST, walrus: bool = True) -> None:
+        """``walrus``: whether ``:=`` may be written in the scope; where it cannot, no expression binds a name, and the
+        expressions (most of a scope's nodes) are not walked for bindings."""
         self.node = node
         self.bindings: dict[str, list[Binding]] = {}
         self.parameters: frozenset[str] = frozenset()
@@ -65,7 +67,7 @@ class Scope:
             args = node.args
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             self.parameters = frozenset(arg.arg for arg in every if arg is not None)
-        for child in _walk_own(node):
+        for child in _walk_own(node, walrus):
             if isinstance(child, _BINDERS):  # the only nodes _binds yields for: most nodes skip the call
                 for name, position, value in _binds(child):
                     self.bindings.setdefault(name, []).append(Binding(position, value))
@@ -200,8 +202,10 @@ class _Uses:
                 self.mentions.setdefault(name, []).append(Mention(call, nested))
 
 
-def _walk_own(scope: ast.AST) -> Iterator[ast.AST]:
-    """The scope's own nodes, in source order: nested scopes are yielded (their names bind here) but not entered."""
+def _walk_own(scope: ast.AST, expressions: bool = True) -> Iterator[ast.AST]:
+    """The scope's own nodes, in source order: nested scopes are yielded (their names bind here) but not entered.
+    Without ``expressions``, what a statement holds as an expression is left out (the scope's statements, handlers,
+    ``with`` items... in the same order)."""
     body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [scope]
     stack: list[ast.AST] = list(reversed(body)) if isinstance(body, list) else [body]
     while stack:
@@ -209,7 +213,9 @@ def _walk_own(scope: ast.AST) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, _NESTED_SCOPES):
             continue
-        stack.extend(reversed(child_nodes(node)))
+        children = child_nodes(node)
+        children.reverse()
+        stack.extend(children if expressions else [child for child in children if not isinstance(child, ast.expr)])
 
 
 def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
@@ -249,11 +255,13 @@ def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[
 class ScopeIndex:
     """Scopes by node, built on first use (one per file)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: str | None = None) -> None:
+        """``text``: the file's text (None: not known), where a walrus may be looked for."""
         self._scopes: dict[int, Scope] = {}
+        self._walrus = text is None or ":=" in text
 
     def of(self, node: ast.AST) -> Scope:
         scope = self._scopes.get(id(node))
         if scope is None or scope.node is not node:
-            scope = self._scopes[id(node)] = Scope(node)
+            scope = self._scopes[id(node)] = Scope(node, self._walrus)
         return scope

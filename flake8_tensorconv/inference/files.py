@@ -198,7 +198,7 @@ class FileFacts:
         self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
-        self.scopes = ScopeIndex()
+        self.scopes = ScopeIndex(text)
         # What the module's own statements bind, for summaries of module-level functions (None: not worked out).
         self.module_names: dict[str, Value] | None = None
         # (class, method) -> what a call of the method returns.
