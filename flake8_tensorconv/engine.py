@@ -155,18 +155,22 @@ def prepare_walk(
     """The interpreter that walks the file, with the enabled rules listening; the context collects their findings."""
     from flake8_tensorconv.inference import Interpreter
 
-    handlers: dict[str, list] = {}
+    handlers: dict[type, list] = {}
     for rule in rules.rules:
         instance = rule(settings)
         for node_type in _visited_node_types(rule):
-            handlers.setdefault(node_type, []).append(getattr(instance, f"visit_{node_type}"))
+            handlers.setdefault(getattr(ast, node_type), []).append(getattr(instance, f"visit_{node_type}"))
     interpreter = Interpreter(facts, listener=None, walks=_scopes_to_walk(source, facts.aliases, rules))
     context = Context(source, facts, interpreter, settings, rules.codes, path)
+    # Called after every node the walk evaluates: most have no handler, and a call has about twenty.
+    handlers_of = handlers.get
 
     def listener(node: ast.AST, state: object) -> None:
-        for handler in handlers.get(type(node).__name__, ()):
+        found = handlers_of(type(node))
+        if found:
             context.state = state  # type: ignore[assignment]
-            handler(node, context)
+            for handler in found:
+                handler(node, context)
 
     interpreter.listener = listener
     return interpreter, context

@@ -15,11 +15,18 @@ import ast
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from flake8_tensorconv.trees import child_nodes, walk
+
 Position = tuple[int, int]
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes that may bind a name (see _binds).
+_BINDERS = (
+    ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.withitem, ast.Delete,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.ExceptHandler,
+)
 
 
 def start(node: ast.AST) -> Position:
@@ -50,7 +57,9 @@ class Mention(NamedTuple):
 class Scope:
     """The def-use index of one function (or lambda, module, class body)."""
 
-    def __init__(self, node: ast.AST) -> None:
+    def __init__(self, node: ast.AST, walrus: bool = True) -> None:
+        """``walrus``: whether ``:=`` may be written in the scope; where it cannot, no expression binds a name, and the
+        expressions (most of a scope's nodes) are not walked for bindings."""
         self.node = node
         self.bindings: dict[str, list[Binding]] = {}
         self.parameters: frozenset[str] = frozenset()
@@ -58,12 +67,14 @@ class Scope:
             args = node.args
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             self.parameters = frozenset(arg.arg for arg in every if arg is not None)
-        for child in _walk_own(node):
-            for name, position, value in _binds(child):
-                self.bindings.setdefault(name, []).append(Binding(position, value))
+        for child in _walk_own(node, walrus):
+            if isinstance(child, _BINDERS):  # the only nodes _binds yields for: most nodes skip the call
+                for name, position, value in _binds(child):
+                    self.bindings.setdefault(name, []).append(Binding(position, value))
         for bindings in self.bindings.values():
             bindings.sort(key=lambda binding: binding.position)
         self._uses: _Uses | None = None
+        self._with_contexts: dict[str, ast.expr] | None = None
 
     # ------------------------------------------------------------------ bindings
     def before(self, name: str, node: ast.AST) -> list[Binding]:
@@ -84,6 +95,19 @@ class Scope:
         definitions: list[ast.expr | None] = [None] if name in self.parameters else []
         definitions.extend(binding.value for binding in self.bindings.get(name, ()))
         return definitions
+
+    def with_context(self, name: str) -> ast.expr | None:
+        """The context of the first ``with ... as name`` under the scope's node (nested code included, in
+        ``ast.walk``'s order), worked out once for every name."""
+        if self._with_contexts is None:
+            contexts: dict[str, ast.expr] = {}
+            for node in walk(self.node):
+                if isinstance(node, (ast.With, ast.AsyncWith)):
+                    for item in node.items:
+                        if isinstance(item.optional_vars, ast.Name):
+                            contexts.setdefault(item.optional_vars.id, item.context_expr)
+            self._with_contexts = contexts
+        return self._with_contexts.get(name)
 
     # ------------------------------------------------------------------ uses (nested code included)
     @property
@@ -138,7 +162,7 @@ class _Uses:
         self.mentions: dict[str, list[Mention]] = {}
         self.loops: list[tuple[Position, Position]] = []
         names: set[str] = set()
-        stack = [(child, False) for child in ast.iter_child_nodes(node)]
+        stack = [(child, False) for child in child_nodes(node)]
         while stack:
             child, nested = stack.pop()
             if isinstance(child, ast.Name):
@@ -161,7 +185,7 @@ class _Uses:
             if isinstance(child, _LOOPS):
                 self.loops.append((start(child), end(child)))
             inner = nested or isinstance(child, _FUNCTIONS)
-            stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
+            stack.extend((grandchild, inner) for grandchild in child_nodes(child))
         self.names = frozenset(names)
 
     def _call(self, call: ast.Call, nested: bool) -> None:
@@ -178,8 +202,10 @@ class _Uses:
                 self.mentions.setdefault(name, []).append(Mention(call, nested))
 
 
-def _walk_own(scope: ast.AST) -> Iterator[ast.AST]:
-    """The scope's own nodes, in source order: nested scopes are yielded (their names bind here) but not entered."""
+def _walk_own(scope: ast.AST, expressions: bool = True) -> Iterator[ast.AST]:
+    """The scope's own nodes, in source order: nested scopes are yielded (their names bind here) but not entered.
+    Without ``expressions``, what a statement holds as an expression is left out (the scope's statements, handlers,
+    ``with`` items... in the same order)."""
     body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [scope]
     stack: list[ast.AST] = list(reversed(body)) if isinstance(body, list) else [body]
     while stack:
@@ -187,7 +213,9 @@ def _walk_own(scope: ast.AST) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, _NESTED_SCOPES):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        children = child_nodes(node)
+        children.reverse()
+        stack.extend(children if expressions else [child for child in children if not isinstance(child, ast.expr)])
 
 
 def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
@@ -219,7 +247,7 @@ def _binds(node: ast.AST) -> Iterator[tuple[str, Position, ast.expr | None]]:
 
 
 def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[str, Position, None]]:
-    for child in ast.walk(target):
+    for child in walk(target):
         if isinstance(child, ast.Name) and isinstance(child.ctx, context):
             yield child.id, start(child), None
 
@@ -227,11 +255,13 @@ def _stored_names(target: ast.AST, context: type = ast.Store) -> Iterator[tuple[
 class ScopeIndex:
     """Scopes by node, built on first use (one per file)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: str | None = None) -> None:
+        """``text``: the file's text (None: not known), where a walrus may be looked for."""
         self._scopes: dict[int, Scope] = {}
+        self._walrus = text is None or ":=" in text
 
     def of(self, node: ast.AST) -> Scope:
         scope = self._scopes.get(id(node))
         if scope is None or scope.node is not node:
-            scope = self._scopes[id(node)] = Scope(node)
+            scope = self._scopes[id(node)] = Scope(node, self._walrus)
         return scope

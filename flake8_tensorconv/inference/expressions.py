@@ -20,6 +20,7 @@ from flake8_tensorconv.inference.support import (
     made_without_grad,
     union_members,
 )
+from flake8_tensorconv.trees import child_nodes
 from flake8_tensorconv.values import (
     INTEGER_DTYPES,
     NUMBER,
@@ -60,7 +61,7 @@ class ExpressionsMixin:
         if handler is not None:
             value = handler(node)
         else:
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child)
             value = UNKNOWN

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.bindings import ScopeIndex
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import (
     Value,
 )
@@ -76,7 +77,7 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
     """
     loaded: set[str] = set()
     bound = set(aliases)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
         elif isinstance(node, ast.arg):
@@ -195,13 +196,15 @@ class FileFacts:
         # function -> parameter name -> its first `name.device` read in the function (worked out when a parameter asks).
         self.device_reads: dict[int, dict[str, ast.Attribute]] = {}
         self._line_starts: list[int] | None = None
+        # id of an attribute chain -> (the chain, its qualified name): see qualname.
+        self._qualnames: dict[int, tuple[ast.Attribute, str | None]] = {}
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
         # pattern -> the names it captures in the file's text (see _names_matching).
         self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
-        self.scopes = ScopeIndex()
+        self.scopes = ScopeIndex(text)
         # What the module's own statements bind, for summaries of module-level functions (None: not worked out).
         self.module_names: dict[str, Value] | None = None
         # (class, method) -> what a call of the method returns.
@@ -253,7 +256,7 @@ class FileFacts:
         out once per function: the class's storage facts, `__init__`'s and the other methods' stores all ask."""
         found = self._self_stores.get(id(function))
         if found is None:
-            nodes = ast.walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
+            nodes = walk(function) if self._may_bind_self_in_for(function) else _target_nodes(function)
             found = frozenset(
                 node.attr
                 for node in nodes
@@ -385,8 +388,15 @@ class FileFacts:
         if isinstance(node, ast.Name):
             return self.aliases.get(node.id)
         if isinstance(node, ast.Attribute):
+            # Asked of the same chains over and over (every rule's handler asks of every call's function): kept,
+            # by node (an id is trusted only with its node: the language server keeps facts across edits).
+            known = self._qualnames.get(id(node))
+            if known is not None and known[0] is node:
+                return known[1]
             base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
+            qualname = f"{base}.{node.attr}" if base else None
+            self._qualnames[id(node)] = (node, qualname)
+            return qualname
         return None
 
 
@@ -530,7 +540,7 @@ def _target_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
         for target in targets:
-            yield from ast.walk(target)
+            yield from walk(target)
         for field in ("body", "orelse", "finalbody"):
             stack.extend(getattr(statement, field, ()))
         for handler in getattr(statement, "handlers", ()):
@@ -547,7 +557,7 @@ def _is_generator(function: ast.FunctionDef, facts: FileFacts) -> bool:
         last = function.end_lineno or function.lineno
         if "yield" not in text[starts[function.lineno - 1] : starts[last] if last < len(starts) else len(text)]:
             return False
-    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(function))
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk(function))
 
 
 def _is_plain_base(base: ast.expr, plain: set[str], facts: FileFacts) -> bool:
@@ -628,7 +638,7 @@ def _instance_attributes(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[
     instance = positional[0].arg
     return {
         node.attr
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
         and isinstance(node.value, ast.Name) and node.value.id == instance
     }

@@ -11,6 +11,7 @@ from flake8_tensorconv.inference.support import (
     Env,
     literal_bool,
 )
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import (
     INTEGER_DTYPES,
     UNKNOWN,
@@ -100,7 +101,7 @@ class GuardsMixin:
         arms = self.facts.flag_arms.get(cache_key)
         if arms is None:
             arms = []
-            for node in ast.walk(function):
+            for node in walk(function):
                 if isinstance(node, (ast.If, ast.IfExp)):
                     flag = _flag(node.test)
                     if flag is None or flag[0] != key:
@@ -267,7 +268,7 @@ class DeviceSpans(NamedTuple):
 def _device_spans(function: ast.AST) -> DeviceSpans:
     arms: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
     moves: dict[str, set[tuple[int, int, int, int]]] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.If, ast.IfExp)):
             flag = _flag(node.test)
             if flag is not None:

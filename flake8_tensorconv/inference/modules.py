@@ -15,6 +15,7 @@ from flake8_tensorconv.inference.support import (
     kwarg,
     literal_bool,
 )
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import (
     UNKNOWN,
     Device,
@@ -152,7 +153,7 @@ class ModulesMixin:
         for definition in self.facts.definitions.get(name, ()):
             for statement in getattr(definition, "body", ()):
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "forward":
-                    for node in ast.walk(statement):
+                    for node in walk(statement):
                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):
                             return True
         return False
@@ -229,7 +230,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
         ]
         if default is not None and (_setting(default, {}) or _plain_tensor(default, set(), facts))
     }
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -241,7 +242,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             targets = [node.target]
         for target in targets:
-            for part in ast.walk(target):
+            for part in walk(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     value = getattr(node, "value", None)
                     if value is None or not (

@@ -21,6 +21,7 @@ from flake8_tensorconv.inference.support import (
     literal_bool,
     terminates,
 )
+from flake8_tensorconv.trees import child_nodes
 from flake8_tensorconv.values import (
     OTHER,
     UNKNOWN,
@@ -98,7 +99,7 @@ class StatementsMixin:
         if handler is not None:
             handler(node)
         else:
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child)
         self._notify(node)
@@ -335,12 +336,7 @@ class StatementsMixin:
             return None
         if bindings[0].value is not None:
             return bindings[0].value
-        for node in ast.walk(scope.node):
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name:
-                        return item.context_expr
-        return None
+        return scope.with_context(name)  # one walk of the scope for every name asked (it was one per question)
 
     def stmt_While(self, node: ast.While) -> None:
         before = self.state.env

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod, root_name
+from flake8_tensorconv.trees import child_nodes, walk
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, join_all, origin
 
 if TYPE_CHECKING:
@@ -173,13 +174,13 @@ def _module_assignments(tree: ast.Module, name: str) -> list[ast.expr | None]:
 def _assignments_within(statement: ast.stmt, name: str) -> list[ast.expr | None]:
     assigned: set[int] = set()
     values: list[ast.expr | None] = []
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id == name:
                     assigned.add(id(target))
                     values.append(node.value)
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:
             values.append(None)  # a loop target, `with ... as`, unpacking: not followed
     return values
@@ -198,13 +199,13 @@ def _self_stores(cls: ast.ClassDef, attribute: str):
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         assigned: set[int] = set()
-        for node in ast.walk(method):
+        for node in walk(method):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if _is_self_attribute(target, attribute):
                         assigned.add(id(target))
                         yield node.value
-        for node in ast.walk(method):
+        for node in walk(method):
             if _is_self_attribute(node, attribute) and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:  # type: ignore[attr-defined]
                 yield None
 
@@ -221,7 +222,7 @@ def callable_from_other_modules(facts: FileFacts, function: ast.FunctionDef | as
     used = facts.classes_used_in_file.get(class_name)
     if used is None:
         used = facts.text is None or len(_word_offsets(facts.text, class_name)) > 1 and any(
-            isinstance(node, ast.Name) and node.id == class_name for node in ast.walk(facts.tree)
+            isinstance(node, ast.Name) and node.id == class_name for node in walk(facts.tree)
         )
         facts.classes_used_in_file[class_name] = used
     return not used
@@ -254,7 +255,7 @@ def _mentions(tree: ast.Module, name: str, lines: list[int]):
             yield node, parent, scope, owner
         inner_scope = node if isinstance(node, (*_FUNCTIONS, ast.ClassDef)) else scope
         inner_owner = node.name if isinstance(node, ast.ClassDef) else owner  # a method's closures see its `self` too
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             first = getattr(child, "lineno", None)
             if first is not None:
                 decorators = getattr(child, "decorator_list", None)
@@ -354,7 +355,7 @@ def _names_bound_in(function: ast.FunctionDef | ast.AsyncFunctionDef, known: dic
     names = known.get(id(function))
     if names is None:
         names = known[id(function)] = frozenset(
-            node.id for node in ast.walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+            node.id for node in walk(function) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
         )
     return names
 
@@ -405,7 +406,7 @@ def scored_against_truth(function: ast.FunctionDef | ast.AsyncFunctionDef, name:
     truths = {arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs] if arg.arg != name and is_truth_name(arg.arg)}
     if not truths:
         return False
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "numpy" and root_name(func.value) in truths:
@@ -883,7 +884,7 @@ def _device_read(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunction
             if ".device" not in text[starts[function.lineno - 1] : end]:
                 facts.device_reads[id(function)] = reads
                 return None
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
                 known = reads.get(node.value.id)
                 if known is None or (node.lineno, node.col_offset) < (known.lineno, known.col_offset):
@@ -944,7 +945,7 @@ def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | N
     if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list:
         return None
     method = methods[0]
-    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(method)):
+    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk(method)):
         return None
     return method
 
@@ -956,7 +957,7 @@ def _forward(facts: FileFacts, class_name: str) -> ast.FunctionDef | None:
     methods = [] if cls is None else [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "forward"]
     if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef):
         return None
-    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in ast.walk(methods[0])):
+    if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk(methods[0])):
         return None
     return methods[0]
 
@@ -965,12 +966,12 @@ def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str)
     """Every store of ``self.<name>`` in ``method`` is ``self.<name> = None`` (a placeholder that another method fills)."""
     placeholders = {
         id(target)
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) and node.value.value is None
         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
     }
     return all(
         id(node) in placeholders
-        for node in ast.walk(method)
+        for node in walk(method)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self_attribute(node, name)
     )

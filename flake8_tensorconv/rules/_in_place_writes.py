@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import Kind
 
 # ndarray methods that change the array's contents.
@@ -142,7 +143,7 @@ def _other_items(name: str, item: int, function: ast.AST) -> set[int]:
     """The loads of ``name`` indexed by a non-negative constant other than ``item`` (``name[1]`` where ``item`` is 0)."""
     return {
         id(node.value)
-        for node in ast.walk(function)
+        for node in walk(function)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name
         and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and not isinstance(node.slice.value, bool)
         and node.slice.value >= 0 and node.slice.value != item
@@ -199,7 +200,7 @@ def _reads_after(call: ast.Call, argument: ast.expr, scope: ast.AST) -> bool:
     after = _end(call)
     rebound: tuple[int, int] | None = None
     loads: list[tuple[int, int]] = []
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None and _within(call, node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(leaf, ast.Name) and leaf.id == root.id for leaf in _flat_targets(targets)):
@@ -219,10 +220,10 @@ def _reads_after(call: ast.Call, argument: ast.expr, scope: ast.AST) -> bool:
 
 def _passed_again(call: ast.Call, name: str, scope: ast.AST) -> bool:
     """``call`` sits in a loop that never rebinds ``name``: the next pass hands over the value the last one changed."""
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(_within(call, statement) for statement in node.body):
             stores = (
-                leaf for statement in node.body for leaf in ast.walk(statement)
+                leaf for statement in node.body for leaf in walk(statement)
                 if isinstance(leaf, ast.Name) and leaf.id == name and isinstance(leaf.ctx, ast.Store)
             )
             if next(stores, None) is None:

@@ -12,6 +12,7 @@ from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.knowledge import dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
+from flake8_tensorconv.trees import child_nodes, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 if TYPE_CHECKING:
@@ -320,7 +321,7 @@ def _statement_maps(statement: ast.stmt) -> tuple[dict[int, ast.AST], dict[int, 
     stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(statement, top_class)]
     while stack:
         node, cls = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             parents[id(child)] = node
             child_class = child if isinstance(child, ast.ClassDef) else cls
             if child_class is not None:
@@ -538,7 +539,7 @@ class Initialisation:
         if position >= len(positional) or function.decorator_list:
             return False
         name = positional[position].arg
-        uses = [node for node in ast.walk(function) if isinstance(node, ast.Name) and node.id == name]
+        uses = [node for node in walk(function) if isinstance(node, ast.Name) and node.id == name]
         if not uses:
             return False
         for use in uses:
@@ -566,7 +567,7 @@ class Initialisation:
         if self._relative is None:
             self._relative = frozenset(
                 alias.asname or alias.name.partition(".")[0]
-                for node in ast.walk(self.tree) if isinstance(node, ast.ImportFrom) and node.level
+                for node in walk(self.tree) if isinstance(node, ast.ImportFrom) and node.level
                 for alias in node.names
             )
         return isinstance(root, ast.Name) and root.id in self._relative
@@ -579,7 +580,7 @@ class Initialisation:
         if self.parents.get(id(cls)) is self.tree and not _is_script(self.tree):
             return True
         names, attributes = self._called_names()
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == cls.name):
                 continue
             instance: ast.AST = node
@@ -601,7 +602,7 @@ class Initialisation:
         classes that build those: ``outer.parameters()`` holds the parameters of ``cls`` too."""
         if self._builders is None:
             self._builders = {}
-            for node in ast.walk(self.tree):  # once per file: the classes whose code calls each name
+            for node in walk(self.tree):  # once per file: the classes whose code calls each name
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                     builder = self.classes.get(id(node))
                     if builder is not None:
@@ -633,7 +634,7 @@ class Initialisation:
         """The list and tuple displays assigned to each name of the file (``params = [self.u, self.v]``)."""
         if self._display_names is None:
             displays: dict[str, list[ast.expr]] = {}
-            for node in ast.walk(self.tree):
+            for node in walk(self.tree):
                 if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
                     for target in node.targets:
                         if isinstance(target, ast.Name):
@@ -646,7 +647,7 @@ class Initialisation:
         if self._called is None:
             names: set[str] = set()
             attributes: set[str] = set()
-            for node in ast.walk(self.tree):
+            for node in walk(self.tree):
                 if isinstance(node, ast.Call):
                     func = node.func
                     if isinstance(func, ast.Name):
@@ -667,16 +668,16 @@ class Initialisation:
         names: set[str] = set()
         classes: set[int] = set()
         loops: dict[str, list[ast.For]] = {}
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.For):
-                for target in ast.walk(node.target):
+                for target in walk(node.target):
                     if isinstance(target, ast.Name):
                         loops.setdefault(target.id, []).append(node)
         initialising: set[int] = set()
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if _initialising_method(node):
-                initialising.update(id(call) for call in ast.walk(node) if isinstance(call, ast.Call))
-        for node in ast.walk(self.tree):
+                initialising.update(id(call) for call in walk(node) if isinstance(call, ast.Call))
+        for node in walk(self.tree):
             if not isinstance(node, ast.Call):
                 continue
             written: list[ast.expr] = []

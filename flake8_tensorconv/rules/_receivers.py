@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import Fact, Grad, Kind
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -28,7 +29,7 @@ def own_classes_may_have(
     ``called``: the members are called as methods (``x.detach()``), so only a method counts, not a
     value stored under that name (``self.detach = detach``, a flag).
     """
-    for node in ast.walk(ctx.facts.tree):
+    for node in walk(ctx.facts.tree):
         if isinstance(node, ast.ClassDef) and members & (_methods(node) if called else _members(node, attributes)):
             bases = [ctx.facts.qualname(base) or "" for base in node.bases]
             if not any(base in _TENSOR_BASES for base in bases):
@@ -47,7 +48,7 @@ def _members(cls: ast.ClassDef, attributes: bool) -> set[str]:
             if not attributes or is_property:
                 found.add(statement.name)
             found.update(
-                node.attr for node in ast.walk(statement)
+                node.attr for node in walk(statement)
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                 and node.value.id == "self"
             )
@@ -80,7 +81,7 @@ def only_declared(node: ast.expr, ctx: Context) -> bool:
     return not any(
         isinstance(other, ast.Name) and other.id == node.id and isinstance(other.ctx, ast.Store)
         and (other.lineno, other.col_offset) < here
-        for other in ast.walk(function)
+        for other in walk(function)
     )
 
 

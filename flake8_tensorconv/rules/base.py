@@ -86,9 +86,8 @@ class Context:
         self.enabled_codes = enabled_codes
         self.state: State = interpreter.state
         self.findings: list[Finding] = []
-        from flake8_tensorconv.inference.bindings import ScopeIndex  # a Context exists only where inference runs
-
-        self._scopes = ScopeIndex()
+        # The interpreter's index of the file's scopes: a scope it indexed for its own questions is not indexed again.
+        self._scopes = facts.scopes
         # The file on disk whose package ``elsewhere`` may read (None: stdin, a notebook), and the files it read
         # (path -> content hash): a result cache keeps the findings only while those stay the same.
         self.path = path

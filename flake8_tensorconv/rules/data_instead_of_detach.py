@@ -10,6 +10,7 @@ from flake8_tensorconv.rules._numpy_call import evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.trees import parent_map, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ class DataInsteadOfDetach(Rule):
         root = ctx.state.function or ctx.facts.tree
         parents = self._parents.get(id(root))
         if parents is None:
-            parents = self._parents[id(root)] = {id(child): parent for parent in ast.walk(root) for child in ast.iter_child_nodes(parent)}
+            parents = self._parents[id(root)] = parent_map(root)
         return parents
 
     def _argument_use(self, call: ast.Call, argument: ast.AST, ctx: Context) -> _Use | None:
@@ -505,7 +506,7 @@ def _only_rewrites_data(name: str, scope: ast.AST, after: tuple[int, int], rebou
     ``x.data`` (``p.data = w - w.mean()``): the alias only computes a parameter's new storage out of place."""
     spans = [
         (_start(node.value), _end(node.value))
-        for node in ast.walk(scope)
+        for node in walk(scope)
         if isinstance(node, ast.Assign) and any(_is_data(target) for target in node.targets)
     ]
     live = [position for position in reads if after < position and (rebound is None or position < rebound)]
@@ -561,7 +562,7 @@ def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
         return False
     if not (isinstance(receiver.value, ast.Name) and receiver.value.id == "self"):
         return False
-    for cls in ast.walk(ctx.facts.tree):
+    for cls in walk(ctx.facts.tree):
         if isinstance(cls, ast.ClassDef) and cls.name == ctx.state.class_name:
             return receiver.attr in _buffers(cls)
     return False
@@ -571,7 +572,7 @@ def _buffers(cls: ast.ClassDef) -> set[str]:
     """Names a class registers with ``self.register_buffer("name", ...)``."""
     return {
         node.args[0].value
-        for node in ast.walk(cls)
+        for node in walk(cls)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
         and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
     }
@@ -657,13 +658,13 @@ def _converts_to_numpy(function: ast.FunctionDef, parameter: str, ctx: Context, 
     also to a TensorBoard writer's ``add_histogram`` / ``add_image``... (which converts it with NumPy), or to
     another method of its class that does (``hops`` more)."""
     views = {parameter}
-    assignments = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    assignments = [node for node in walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
     for _ in range(2):  # a name bound to a view of a view
         for node in assignments:
             target = node.targets[0]
             if isinstance(target, ast.Name) and _view_base(node.value, ctx) in views:
                 views.add(target.id)
-    for node in ast.walk(function):
+    for node in walk(function):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

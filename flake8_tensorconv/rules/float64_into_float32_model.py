@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv.findings import Applicability
 from flake8_tensorconv.rules._conversion import needs_parentheses
 from flake8_tensorconv.rules.base import Context, Rule, insertion, make_fix
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import Fact, Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ class Float64IntoFloat32Model(Rule):
         if self._default_dtype_changed is None:
             self._default_dtype_changed = any(
                 isinstance(node, ast.Call) and ctx.facts.qualname(node.func) in ("torch.set_default_dtype", "torch.set_default_tensor_type")
-                for node in ast.walk(ctx.facts.tree)
+                for node in walk(ctx.facts.tree)
             )
         return self._default_dtype_changed
 
@@ -168,7 +169,7 @@ def _float32_weight(weight: Value) -> bool:
 
 
 def _mentions_dtypes(definition: ast.ClassDef) -> bool:
-    for node in ast.walk(definition):
+    for node in walk(definition):
         if isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRIBUTES:
             return True
         if isinstance(node, ast.keyword) and node.arg == "dtype":

@@ -6,6 +6,7 @@ from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.rules._conversion import receiver_text, single_data_argument
 from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
+from flake8_tensorconv.trees import walk
 from flake8_tensorconv.values import Kind
 
 # Tensor attributes that are tensors themselves.
@@ -140,7 +141,7 @@ def _used_as_an_array(name: str, ctx: Context) -> bool:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     derived = {name}
-    for node in ast.walk(function):
+    for node in walk(function):
         if not isinstance(node, ast.Assign):
             continue
         pairs: list[tuple[ast.expr, ast.expr]] = []
@@ -154,7 +155,7 @@ def _used_as_an_array(name: str, ctx: Context) -> bool:
                 derived.add(target.id)
     return any(
         isinstance(node, ast.Call) and node.args and ctx.facts.qualname(node.func) in _ARRAY_ONLY and _root_name(node.args[0]) in derived
-        for node in ast.walk(function)
+        for node in walk(function)
     )
 
 

@@ -1,0 +1,51 @@
+"""``ast``'s walks, in the same order, at about half the cost: the analysis walks trees a lot.
+
+``ast.iter_child_nodes`` goes through two generators (``iter_fields``, then its own) for every
+node; building each node's children as a list does the same work without them. Whatever uses
+these gets exactly what the ``ast`` functions give, in the same order.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Iterator
+
+_AST = ast.AST
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``."""
+    children: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, _AST):
+            children.append(value)
+        elif value.__class__ is list:
+            for item in value:
+                if isinstance(item, _AST):
+                    children.append(item)
+    return children
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk(node)``: breadth first, the node itself first."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(child_nodes(node))
+        yield node
+
+
+def parent_map(root: ast.AST) -> dict[int, ast.AST]:
+    """The parent of every node under ``root`` (``root`` itself has none), by ``id``: what
+    ``{id(child): parent for parent in ast.walk(root) for child in ast.iter_child_nodes(parent)}`` gives,
+    in one pass (a node met twice, such as a shared ``Load`` context, keeps its last parent, as there)."""
+    parents: dict[int, ast.AST] = {}
+    todo = deque([root])
+    while todo:
+        node = todo.popleft()
+        for child in child_nodes(node):
+            parents[id(child)] = node
+            todo.append(child)
+    return parents
