@@ -19,10 +19,11 @@ Three sets of labels are scored, each on its own:
 - ``fresh-5``: ``labels-n/o/p/q.jsonl``, labelled out of sight during round 5;
 - ``fresh-6``: ``labels-r/s/t/u.jsonl``, labelled out of sight during round 6;
 - ``fresh-7``: ``labels-v/w/x/y.jsonl``, labelled out of sight during round 7;
-- ``fresh-8``: for the labels of the next round, made out of sight of it.
+- ``fresh-8``: ``labels-z1/.../z6.jsonl``, labelled out of sight during round 8;
+- ``fresh-9``: for the labels of the next round, made out of sight of it.
 
-The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-7"
-those of rounds 3 to 7; scored at the end of their round, they are tuning
+The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-8"
+those of rounds 3 to 8; scored at the end of their round, they are tuning
 data since. Only the newest held-out part (``HELD_OUT``) is scored
 with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
 listed, only counted.
@@ -84,10 +85,10 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # "held-out" was split off the first three label sets; "fresh" is a set labelled later, out of sight of
 # everyone who worked on the rules in round 2. Both were scored at the end of round 2 and are tuning data
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
-# data since, as are the held-out parts of rounds 4 to 7 ("fresh-4" to "fresh-7"); the next round's
-# held-out labels go in "fresh-8".
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8")
-HELD_OUT = ("fresh-8",)
+# data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
+# held-out labels go in "fresh-9".
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9")
+HELD_OUT = ("fresh-9",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
