@@ -426,15 +426,11 @@ class CallsMixin:
 
     def _four_item_step(self, func: ast.expr) -> bool:
         """``env.reset()`` where the file unpacks ``env.step(a)`` into four items (the same last name)."""
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
-        return last is not None and last in self.facts.four_item_steps
+        return (last := _receiver_last_name(func)) is not None and last in self.facts.four_item_steps
 
     def _shaped_environment(self, func: ast.expr) -> bool:
         """``env.step(a)`` where the file reads ``env.observation_space.shape`` (the same last name: ``self.env`` too)."""
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        last = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
-        return last is not None and last in self.facts.shaped_environments
+        return (last := _receiver_last_name(func)) is not None and last in self.facts.shaped_environments
 
     def _imported_instance(self, expression: ast.expr) -> bool:
         """``Meta(args)``: a call of a class imported from outside torch and NumPy (a CamelCase name)."""
@@ -576,3 +572,9 @@ def _transposed(rows: Value) -> Value:
         return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=Value(kind=Kind.SEQUENCE, grad=Grad.NO))  # tuples of unknown items
     columns = tuple(Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=item) for item in row.elements)
     return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=columns)
+
+
+def _receiver_last_name(func: ast.expr) -> str | None:
+    """The last name of a method's receiver: ``env`` of ``env.step`` and of ``self.env.step``; None for any other callee."""
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    return receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None

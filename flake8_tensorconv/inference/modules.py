@@ -383,11 +383,9 @@ def _requires_grad_false(expression: ast.expr, name: str) -> bool:
 def _stores_on_self(statement: ast.stmt) -> bool:
     """A layer stored after the freeze (``self.head = nn.Linear(...)``) holds parameters that require grad."""
     return any(
-        isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self"
-        for node in ast.walk(statement)
-    ) or any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_parameter", "register_module")
-        for node in ast.walk(statement)
+        (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self")
+        or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_parameter", "register_module"))
+        for node in walk(statement)
     )
 
 

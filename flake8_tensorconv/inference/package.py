@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
 from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
+from flake8_tensorconv.trees import walk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -342,21 +343,18 @@ class PackageOracle:
         if self._package_names is None:
             facts = self.own_facts
             names = set()
-            for statement in iter_statements(facts.tree):
-                if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                    for alias in statement.names:
-                        name = alias.asname or alias.name.partition(".")[0]
-                        spec = _imported(facts, name)
-                        if spec is None:
-                            continue
-                        level, module, imported = spec
-                        parts = module.split(".") if module else []
-                        if self._module_path(self.path, level, parts) or imported and self._module_path(self.path, level, [*parts, imported]):
-                            names.add(name)
+            for name in _imported_names(facts):
+                spec = _imported(facts, name)
+                if spec is None:
+                    continue
+                level, module, imported = spec
+                parts = module.split(".") if module else []
+                if self._module_path(self.path, level, parts) or imported and self._module_path(self.path, level, [*parts, imported]):
+                    names.add(name)
             self._package_names = frozenset(names)
         if not self._package_names:
             return False
-        return any(isinstance(node, ast.Name) and node.id in self._package_names for node in ast.walk(scope))
+        return any(isinstance(node, ast.Name) and node.id in self._package_names for node in walk(scope))
 
     def class_definition(self, path: str, class_name: str) -> _Definition | None:
         found = self._defined_in(path, class_name, MAX_REEXPORTS)

@@ -175,10 +175,7 @@ class LegacyConstructorSize(Rule):
             return  # written first, only measured, or kept where the analysis does not follow
         fix = None
         if call.torch_alias is not None:
-            edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.empty")]
-            if LEGACY_CONSTRUCTORS[call.qualname] is not None:
-                last = node.keywords[-1].value if node.keywords else node.args[-1]
-                edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
+            edits = _modern_call(node, call, "empty", ctx)
             # One size known only by its `int` annotation may be a list at run time, which the legacy call reads as
             # data (two or more arguments are sizes whatever they are).
             declared = len(node.args) == 1 and declared_int(node.args[0], ctx)
@@ -191,11 +188,7 @@ class LegacyConstructorSize(Rule):
         fix = None
         if call.torch_alias is not None:
             # The original always raises: any working code changes nothing that ran.
-            edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.tensor")]
-            if LEGACY_CONSTRUCTORS[call.qualname] is not None:
-                last = node.keywords[-1].value if node.keywords else node.args[-1]
-                edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
-            fix = make_fix(Applicability.SAFE, "Use `torch.tensor`, which holds the value", *edits)
+            fix = make_fix(Applicability.SAFE, "Use `torch.tensor`, which holds the value", *_modern_call(node, call, "tensor", ctx))
         ctx.report(self, node, message, fix)
 
     def _report_shape_as_data(self, node: ast.Call, call: LegacyCall, overwritten: ast.Attribute, ctx: Context) -> None:
@@ -216,6 +209,16 @@ class LegacyConstructorSize(Rule):
                 insertion(ctx.end(last), f", dtype={call.dtype_expression()}"),
             )
         ctx.report(self, node, message, fix, related)
+
+
+def _modern_call(node: ast.Call, call: LegacyCall, function: str, ctx: Context) -> list[Edit]:
+    """The edits that make the legacy call ``torch.<function>(...)``, with the dtype a typed constructor (not
+    ``torch.Tensor``) names."""
+    edits = [Edit(ctx.start(node.func), ctx.end(node.func), f"{call.torch_alias}.{function}")]
+    if LEGACY_CONSTRUCTORS[call.qualname] is not None:
+        last = node.keywords[-1].value if node.keywords else node.args[-1]
+        edits.append(insertion(ctx.end(last), f", dtype={call.dtype_expression()}"))
+    return edits
 
 
 def _float_literal(node: ast.expr) -> bool:
