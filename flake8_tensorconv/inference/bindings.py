@@ -96,6 +96,10 @@ class Scope:
         definitions.extend(binding.value for binding in self.bindings.get(name, ()))
         return definitions
 
+    def returns(self) -> list[ast.Return]:
+        """The scope's own ``return`` statements (not those of the functions nested in it), in source order."""
+        return [node for node in _walk_own(self.node, expressions=False) if isinstance(node, ast.Return)]
+
     def with_context(self, name: str) -> ast.expr | None:
         """The context of the first ``with ... as name`` under the scope's node (nested code included, in
         ``ast.walk``'s order), worked out once for every name."""

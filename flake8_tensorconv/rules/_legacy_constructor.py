@@ -1043,25 +1043,13 @@ def _unpacked_from_a_reader(name: str, binding: Binding, ctx: Context, depth: in
         return False
     function = definitions[0]
     index = target.elts.index(store)  # type: ignore[arg-type]
-    returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
     helper_scope = ctx.scope_of(function)
+    returns = helper_scope.returns()
     return bool(returns) and all(
         isinstance(node.value, ast.Tuple) and len(node.value.elts) == len(target.elts)
         and _read_from_a_file(node.value.elts[index], ctx, node, depth + 1, helper_scope)
         for node in returns
     )
-
-
-def _own_statements(function: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of ``function`` outside the functions and classes nested in it."""
-    found: list[ast.AST] = []
-    pending: list[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _verdict(source: str, target: str) -> str:
