@@ -128,6 +128,11 @@ class LegacyConstructorSize(Rule):
         "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
+    skipped_parameter_message = (
+        "`{call}` in `nn.Parameter` is never initialised in this file: the initialiser that writes this attribute runs "
+        "only where `{test}` ({where}), which this module's class name fails; the parameter starts from whatever was in "
+        "memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
+    )
     float_message = (
         "`{call}` raises TypeError (`new(): data must be a sequence`): a legacy constructor takes a number only as "
         "a size, and a float is none; use `torch.tensor({literal})` for the value"
@@ -162,6 +167,11 @@ class LegacyConstructorSize(Rule):
         related: tuple[Related, ...] = ()
         if fate.use is Use.PARAMETER:
             message = self.parameter_message.format(call=spelled)
+            if fate.node is not None:  # the file's initialiser writes the attribute, only for other classes
+                test = " ".join(ctx.text(fate.node).split())  # type: ignore[arg-type]
+                where = ctx.source.describe_line(fate.node.lineno)  # type: ignore[attr-defined]
+                message = self.skipped_parameter_message.format(call=spelled, test=test, where=where)
+                related = (Related(ctx.start(fate.node), ctx.end(fate.node), "the initialiser runs only where this holds"),)  # type: ignore[arg-type]
         elif fate.use is Use.READ or (fate.use is Use.DISPLAY and len(node.args) == 1):
             # Shown, a shape is a demonstration of what the call allocates; one integer shown is a value misread.
             assert fate.node is not None
