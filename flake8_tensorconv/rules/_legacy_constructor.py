@@ -733,12 +733,14 @@ class Initialisation:
                 while isinstance(expression, ast.Subscript) or (isinstance(expression, ast.Attribute) and expression.attr == "data"):
                     expression = expression.value  # `w[:n]`, `w.data`
                 if isinstance(expression, ast.Attribute):
-                    names.setdefault(expression.attr, set()).add(guard)
+                    # The test restricts the write only where it tests the class of the module written (`m.r_bias`).
+                    tested = guard is not None and isinstance(expression.value, ast.Name) and expression.value.id == guard.subject
+                    names.setdefault(expression.attr, set()).add(guard if tested else None)
                 elif isinstance(expression, ast.Name):
                     for loop in loops.get(expression.id, ()):
                         if loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno):
                             for attribute in _attributes_iterated(loop.iter, self._displays()):
-                                names.setdefault(attribute, set()).add(guard)
+                                names.setdefault(attribute, set()).add(None)
                             cls = self.classes.get(id(loop))
                             if cls is not None and _iterates_parameters(loop.iter):
                                 classes.add(id(cls))
@@ -843,6 +845,7 @@ class ClassNameTest(NamedTuple):
     how: str
     text: str
     node: ast.expr  # the test as written
+    subject: str  # the name whose class is tested (`m` of `m.__class__.__name__`)
 
     def passed_by(self, name: str) -> bool:
         if self.how == "in":
@@ -856,42 +859,43 @@ def class_name_test(test: ast.expr, function: ast.AST | None) -> ClassNameTest |
     """``test`` as a test of a class name read in ``function`` (``m.__class__.__name__``, ``type(m).__name__``, or a
     name bound to one there); None for any other test."""
 
-    def is_class_name(node: ast.expr) -> bool:
+    def subject_of(node: ast.expr) -> str | None:
+        """``m`` where ``node`` is ``m``'s class name."""
         if isinstance(node, ast.Attribute) and node.attr == "__name__":
             owner = node.value
-            return (isinstance(owner, ast.Attribute) and owner.attr == "__class__") or (
-                isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type"
-            )
+            if isinstance(owner, ast.Attribute) and owner.attr == "__class__" and isinstance(owner.value, ast.Name):
+                return owner.value.id
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type" and len(owner.args) == 1:
+                return owner.args[0].id if isinstance(owner.args[0], ast.Name) else None
+            return None
         if isinstance(node, ast.Name) and function is not None:
             bound = [
                 s.value for s in walk(function)
                 if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in s.targets)
             ]
-            return len(bound) == 1 and is_class_name(bound[0])
-        return False
+            return subject_of(bound[0]) if len(bound) == 1 else None
+        return None
 
     def text(node: ast.expr) -> str | None:
         return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else None
 
+    how, written, subject = None, None, None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, op, right = test.left, test.ops[0], test.comparators[0]
-        if isinstance(op, ast.In) and text(left) is not None and is_class_name(right):
-            return ClassNameTest("in", text(left), test)  # type: ignore[arg-type]
-        if isinstance(op, ast.Eq) and text(right) is not None and is_class_name(left):
-            return ClassNameTest("==", text(right), test)  # type: ignore[arg-type]
-        found = left
-        if (
-            isinstance(found, ast.Call) and isinstance(found.func, ast.Attribute) and found.func.attr == "find"
-            and len(found.args) == 1 and text(found.args[0]) is not None and is_class_name(found.func.value)
-            and _not_minus_one(op, right)
+        if isinstance(op, ast.In):
+            how, written, subject = "in", text(left), subject_of(right)
+        elif isinstance(op, ast.Eq):
+            how, written, subject = "==", text(right), subject_of(left)
+        elif (
+            isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "find"
+            and len(left.args) == 1 and _not_minus_one(op, right)
         ):
-            return ClassNameTest("in", text(found.args[0]), test)  # type: ignore[arg-type]
-    if (
-        isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in ("startswith", "endswith")
-        and len(test.args) == 1 and text(test.args[0]) is not None and is_class_name(test.func.value)
-    ):
-        return ClassNameTest(test.func.attr, text(test.args[0]), test)  # type: ignore[arg-type]
-    return None
+            how, written, subject = "in", text(left.args[0]), subject_of(left.func.value)
+    elif isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in ("startswith", "endswith") and len(test.args) == 1:
+        how, written, subject = test.func.attr, text(test.args[0]), subject_of(test.func.value)
+    if how is None or written is None or subject is None:
+        return None
+    return ClassNameTest(how, written, test, subject)
 
 
 def _not_minus_one(op: ast.cmpop, right: ast.expr) -> bool:

@@ -137,8 +137,8 @@ class LegacyConstructorSize(Rule):
     )
     skipped_parameter_message = (
         "`{call}` in `nn.Parameter` is never initialised in this file: the initialiser that writes this attribute runs "
-        "only where `{test}` ({where}), which this module's class name fails; the parameter starts from whatever was in "
-        "memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
+        "only where `{test}` holds ({where}), and neither this class's name nor a subclass's passes it; the parameter "
+        "starts from whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
     float_message = (
         "`{call}` raises TypeError (`new(): data must be a sequence`): a legacy constructor takes a number only as "
