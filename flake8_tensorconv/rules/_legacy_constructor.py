@@ -361,6 +361,7 @@ class Initialisation:
         self._relative: frozenset[str] | None = None  # names imported from the package's own modules
         self._display_names: dict[str, list[ast.expr]] | None = None
         self._builders: dict[str, list[ast.ClassDef]] | None = None  # a called name -> the classes calling it
+        self._defined: frozenset[str] | None = None  # the names of the file's functions and methods
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -678,7 +679,9 @@ class Initialisation:
 
     def _applies_own_initialiser(self, cls: ast.ClassDef) -> bool:
         """Whether ``cls.__init__`` applies a function of the file to every submodule (``self.apply(self.init_weights)``)."""
-        defined = {node.name for node in walk(self.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if self._defined is None:
+            self._defined = frozenset(node.name for node in walk(self.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        defined = self._defined
         for method in cls.body:
             if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
                 continue
@@ -744,10 +747,11 @@ class Initialisation:
                             cls = self.classes.get(id(loop))
                             if cls is not None and _iterates_parameters(loop.iter):
                                 classes.add(id(cls))
-        for cls in self.classes.values():
+        own_classes = [node for node in walk(self.tree) if isinstance(node, ast.ClassDef)]
+        for cls in own_classes:
             if id(cls) not in classes and self._inherits_reset_of_every_parameter(cls, ctx):
                 classes.add(id(cls))
-        for attribute in self._replaced_by_a_method():
+        for attribute in self._replaced_by_a_method(own_classes):
             names.setdefault(attribute, set()).add(None)
         self._initialised = {name: frozenset(tests) for name, tests in names.items()}, frozenset(classes)
         return self._initialised
@@ -777,11 +781,12 @@ class Initialisation:
             for call in walk(cls)
         )
 
-    def _replaced_by_a_method(self) -> set[str]:
+    @staticmethod
+    def _replaced_by_a_method(own_classes: list[ast.ClassDef]) -> set[str]:
         """The attributes a method other than ``__init__`` replaces with a parameter of values it is given
         (``def set_values(self, mu): self.mu = nn.Parameter(mu)``): the class is made to have them set."""
         replaced: set[str] = set()
-        for cls in {id(c): c for c in self.classes.values()}.values():
+        for cls in own_classes:
             for method in cls.body:
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
                     continue
