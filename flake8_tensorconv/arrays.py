@@ -191,6 +191,14 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         if all(arg.kind is Kind.NUMBER for arg in args):
             return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))
         return ndarray(dtype, facts=facts | {MAYBE_SCALAR})  # of a value of unknown kind: a scalar of a number
+    if name in _ELEMENTWISE and args and not any(arg.kind in (Kind.SEQUENCE, Kind.TENSOR) for arg in args) and all(
+        MAYBE_SCALAR in arg.facts for arg in args if arg.kind is Kind.NDARRAY
+    ):
+        return ndarray(dtype, facts=facts | {MAYBE_SCALAR})  # `np.sqrt(np.inner(x, x))`: a scalar of a scalar
+    if name == "vdot":
+        return Value(kind=Kind.NUMBER, dtype=dtype, facts=frozenset({Fact.NUMPY_SCALAR}))  # always one number
+    if name == "inner" and not any(arg.kind is Kind.TENSOR for arg in args):
+        return ndarray(dtype, facts=facts | {MAYBE_SCALAR})  # `np.inner(x, x)` of 1-D arrays: a NumPy scalar
     scalar = K.dtype_from_qualname(qualname)
     if scalar is not None:  # np.float32(1.5), np.int64(3): NumPy scalars
         return Value(kind=Kind.NUMBER, dtype=scalar, facts=frozenset({Fact.NUMPY_SCALAR}))

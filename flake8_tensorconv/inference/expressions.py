@@ -368,7 +368,9 @@ class ExpressionsMixin:
             return OTHER
         if isinstance(node.op, ast.Invert) and operand.kind is Kind.TENSOR:
             return operand.with_(grad=Grad.NO, grad_origin=None, shares_with=None, facts=frozenset())  # integer or bool only
-        return operand.with_(shares_with=None, facts=frozenset())
+        # `-np.log(n)` of a maybe-scalar is a maybe-scalar still (and `-a` of a 0-d array 0-d).
+        kept = operand.facts & {arrays.MAYBE_SCALAR, arrays.ZERO_D} if operand.kind is Kind.NDARRAY else frozenset()
+        return operand.with_(shares_with=None, facts=kept)
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         operands = [self.eval(node.left), *(self.eval(c) for c in node.comparators)]
@@ -386,6 +388,8 @@ class ExpressionsMixin:
         dtype = K.dtype_from_qualname(qualname)
         if dtype is not None:
             return Value(kind=Kind.DTYPE, grad=Grad.NO, dtype=dtype)
+        if qualname in K.FLOAT_CONSTANTS:
+            return Value(kind=Kind.NUMBER, grad=Grad.NO, dtype="float64")
         if qualname.startswith(("torch", "numpy")):
             return OTHER
         if qualname.partition(".")[0] in K.FOREIGN_LIBRARIES:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
-from flake8_tensorconv.knowledge import dtype_from_qualname
+from flake8_tensorconv.knowledge import RESETS_EVERY_PARAMETER, dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
 from flake8_tensorconv.trees import child_nodes, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
@@ -296,7 +296,8 @@ class Use(enum.Enum):
 
 class Fate(NamedTuple):
     use: Use
-    node: ast.AST | None = None  # the expression that reads or shows the values
+    node: ast.AST | None = None  # the expression that reads or shows the values (a parameter's: the class-name test
+    # that keeps the file's initialiser from it)
 
 
 _SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
@@ -355,11 +356,12 @@ class Initialisation:
             self.parents[id(statement)] = tree
         _LAST_MAPS = kept
         self.tree = tree
-        self._initialised: tuple[frozenset[str], frozenset[int]] | None = None
+        self._initialised: tuple[dict[str, frozenset[ClassNameTest | None]], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
         self._relative: frozenset[str] | None = None  # names imported from the package's own modules
         self._display_names: dict[str, list[ast.expr]] | None = None
         self._builders: dict[str, list[ast.ClassDef]] | None = None  # a called name -> the classes calling it
+        self._defined: frozenset[str] | None = None  # the names of the file's functions and methods
 
     def wrapped_in_parameter(self, node: ast.Call, ctx: Context) -> bool:
         """``nn.Parameter(torch.Tensor(2, 3))``: the allocation becomes a module's parameter."""
@@ -384,18 +386,21 @@ class Initialisation:
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Attribute):
             attributes, classes = self._initialised_attributes(ctx)
             cls = self.classes.get(id(parent))
-            if parent.targets[0].attr in attributes or (cls is not None and id(cls) in classes):
+            if self._written(parent.targets[0].attr, attributes, cls) or (cls is not None and id(cls) in classes):
                 return _WRITE
             if not parameter or cls is None or not self._bases_known(cls, ctx) or not self._runs(cls):
                 return _UNKNOWN
             outer = self._built_by(cls)
             if any(id(builder) in classes for builder in outer):
                 return _WRITE  # a module of the file that initialises every parameter builds this one
-            if outer and not _is_script(self.tree):
+            if outer and not _is_script(self.tree) and not any(self._applies_own_initialiser(c) for c in (cls, *outer)):
                 # A library's building block (`self.rnn = AGRUCell(...)` in another class of the file): the outer
-                # module is built in other modules, whose code may initialise every parameter it holds.
+                # module is built in other modules, whose code may initialise every parameter it holds. Not where a
+                # module of the file applies the file's initialiser to it (`self.apply(self.init_weights)`): the
+                # file's initialisers decide, and were asked above.
                 return _UNKNOWN
-            return Fate(Use.PARAMETER)
+            tests = attributes.get(parent.targets[0].attr) or ()
+            return Fate(Use.PARAMETER, next((test.node for test in tests if test is not None), None))
         return self._fate(node, ctx, 0)
 
     def overwritten_at_once(self, node: ast.Call) -> ast.Attribute | None:
@@ -660,12 +665,52 @@ class Initialisation:
         return self._called
 
     # ------------------------------------------------------------------ attributes initialised anywhere
-    def _initialised_attributes(self, ctx: Context) -> tuple[frozenset[str], frozenset[int]]:
-        """The attribute names some initialiser of the file writes, and the classes with a method that
-        initialises every parameter (``for p in self.parameters(): nn.init.normal_(p)``)."""
+    def _written(self, attribute: str, attributes: dict[str, frozenset[ClassNameTest | None]], cls: ast.ClassDef | None) -> bool:
+        """Whether an initialiser of the file writes ``attribute`` of a module of class ``cls``: anywhere, or under a
+        test of the module's class name (``classname.find('Linear') != -1``) that ``cls`` or a subclass of the file
+        passes."""
+        tests = attributes.get(attribute)
+        if not tests:
+            return False
+        if None in tests or cls is None:
+            return True
+        names = [cls.name, *(subclass.name for subclass in self._subclasses(cls))]
+        return any(test is not None and test.passed_by(name) for test in tests for name in names)
+
+    def _applies_own_initialiser(self, cls: ast.ClassDef) -> bool:
+        """Whether ``cls.__init__`` applies a function of the file to every submodule (``self.apply(self.init_weights)``)."""
+        if self._defined is None:
+            self._defined = frozenset(node.name for node in walk(self.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        defined = self._defined
+        for method in cls.body:
+            if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
+                continue
+            for call in walk(method):
+                if (
+                    isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "apply"
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and len(call.args) == 1
+                    and _call_name(call.args[0]) in defined
+                ):
+                    return True
+        return False
+
+    def _subclasses(self, cls: ast.ClassDef, depth: int = 0) -> list[ast.ClassDef]:
+        """The classes of the file derived from ``cls`` (a module's class name at run time may be theirs)."""
+        found: list[ast.ClassDef] = []
+        for node in self.tree.body:
+            if isinstance(node, ast.ClassDef) and node is not cls and any(isinstance(b, ast.Name) and b.id == cls.name for b in node.bases):
+                found.append(node)
+                if depth < 4:
+                    found.extend(self._subclasses(node, depth + 1))
+        return found
+
+    def _initialised_attributes(self, ctx: Context) -> tuple[dict[str, frozenset[ClassNameTest | None]], frozenset[int]]:
+        """The attribute names some initialiser of the file writes (with the class-name tests it runs under, None for
+        none), and the classes with a method that initialises every parameter (``for p in self.parameters():
+        nn.init.normal_(p)``, or an inherited ``reset_parameters()`` of torch's that does, called by the class)."""
         if self._initialised is not None:
             return self._initialised
-        names: set[str] = set()
+        names: dict[str, set[ClassNameTest | None]] = {}
         classes: set[int] = set()
         loops: dict[str, list[ast.For]] = {}
         for node in walk(self.tree):
@@ -686,20 +731,78 @@ class Initialisation:
             if id(node) in initialising or writes_argument(node, ctx):
                 written.extend(argument for argument in node.args if not isinstance(argument, ast.Starred))
             arms = [expression for written_one in written for expression in _arms(written_one)]
+            guard = self._class_name_guard(node) if arms else None
             for expression in arms:
                 while isinstance(expression, ast.Subscript) or (isinstance(expression, ast.Attribute) and expression.attr == "data"):
                     expression = expression.value  # `w[:n]`, `w.data`
                 if isinstance(expression, ast.Attribute):
-                    names.add(expression.attr)
+                    # The test restricts the write only where it tests the class of the module written (`m.r_bias`).
+                    tested = guard is not None and isinstance(expression.value, ast.Name) and expression.value.id == guard.subject
+                    names.setdefault(expression.attr, set()).add(guard if tested else None)
                 elif isinstance(expression, ast.Name):
                     for loop in loops.get(expression.id, ()):
                         if loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno):
-                            names.update(_attributes_iterated(loop.iter, self._displays()))
+                            for attribute in _attributes_iterated(loop.iter, self._displays()):
+                                names.setdefault(attribute, set()).add(None)
                             cls = self.classes.get(id(loop))
                             if cls is not None and _iterates_parameters(loop.iter):
                                 classes.add(id(cls))
-        self._initialised = frozenset(names), frozenset(classes)
+        own_classes = [node for node in walk(self.tree) if isinstance(node, ast.ClassDef)]
+        for cls in own_classes:
+            if id(cls) not in classes and self._inherits_reset_of_every_parameter(cls, ctx):
+                classes.add(id(cls))
+        for attribute in self._replaced_by_a_method(own_classes):
+            names.setdefault(attribute, set()).add(None)
+        self._initialised = {name: frozenset(tests) for name, tests in names.items()}, frozenset(classes)
         return self._initialised
+
+    def _class_name_guard(self, node: ast.AST) -> ClassNameTest | None:
+        """The test of a module's class name that ``node`` runs under, in its function (``if classname.find('LSTM')
+        != -1:``, also as an ``elif``); None where it runs under none."""
+        child, parent = node, self.parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            if isinstance(parent, ast.If) and child in parent.body:
+                test = class_name_test(parent.test, _function_of(parent, self.parents))
+                if test is not None:
+                    return test
+            child, parent = parent, self.parents.get(id(parent))
+        return None
+
+    def _inherits_reset_of_every_parameter(self, cls: ast.ClassDef, ctx: Context) -> bool:
+        """A subclass of a torch module whose ``reset_parameters()`` initialises every parameter (``nn.LSTMCell``)
+        that calls ``self.reset_parameters()`` without defining its own."""
+        if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "reset_parameters" for s in cls.body):
+            return False
+        if not any(ctx.facts.qualname(base) in RESETS_EVERY_PARAMETER for base in cls.bases):
+            return False
+        return any(
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "reset_parameters"
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and not call.args
+            for call in walk(cls)
+        )
+
+    @staticmethod
+    def _replaced_by_a_method(own_classes: list[ast.ClassDef]) -> set[str]:
+        """The attributes a method other than ``__init__`` replaces with a parameter of values it is given
+        (``def set_values(self, mu): self.mu = nn.Parameter(mu)``): the class is made to have them set."""
+        replaced: set[str] = set()
+        for cls in own_classes:
+            for method in cls.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
+                    continue
+                given = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)} - {"self"}
+                for statement in walk(method):
+                    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                        continue
+                    target, value = statement.targets[0], statement.value
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                        continue
+                    if (
+                        isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.args[0], ast.Name)
+                        and value.args[0].id in given and _call_name(value.func) == "Parameter"
+                    ):
+                        replaced.add(target.attr)
+        return replaced
 
 
 def _is_script(tree: ast.Module) -> bool:
@@ -738,6 +841,83 @@ def writes_argument(call: ast.Call, ctx: Context) -> bool:
     if isinstance(receiver, (ast.Name, ast.Attribute)) and "init" in (receiver.id if isinstance(receiver, ast.Name) else receiver.attr).lower():
         return True  # `init.normal_(w)`, `inits.glorot(w)`
     return any(word in name.lower() or word in qualname for word in _WRITER_WORDS)
+
+
+class ClassNameTest(NamedTuple):
+    """A test of a module's class name: ``classname.find('Linear') != -1`` (``how`` "in"), ``== 'Linear'``
+    ("=="), ``.startswith('Conv')``, ``.endswith('Norm')``."""
+
+    how: str
+    text: str
+    node: ast.expr  # the test as written
+    subject: str  # the name whose class is tested (`m` of `m.__class__.__name__`)
+
+    def passed_by(self, name: str) -> bool:
+        if self.how == "in":
+            return self.text in name
+        if self.how == "==":
+            return name == self.text
+        return name.startswith(self.text) if self.how == "startswith" else name.endswith(self.text)
+
+
+def class_name_test(test: ast.expr, function: ast.AST | None) -> ClassNameTest | None:
+    """``test`` as a test of a class name read in ``function`` (``m.__class__.__name__``, ``type(m).__name__``, or a
+    name bound to one there); None for any other test."""
+
+    def subject_of(node: ast.expr) -> str | None:
+        """``m`` where ``node`` is ``m``'s class name."""
+        if isinstance(node, ast.Attribute) and node.attr == "__name__":
+            owner = node.value
+            if isinstance(owner, ast.Attribute) and owner.attr == "__class__" and isinstance(owner.value, ast.Name):
+                return owner.value.id
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type" and len(owner.args) == 1:
+                return owner.args[0].id if isinstance(owner.args[0], ast.Name) else None
+            return None
+        if isinstance(node, ast.Name) and function is not None:
+            bound = [
+                s.value for s in walk(function)
+                if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in s.targets)
+            ]
+            return subject_of(bound[0]) if len(bound) == 1 else None
+        return None
+
+    def text(node: ast.expr) -> str | None:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else None
+
+    how, written, subject = None, None, None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(op, ast.In):
+            how, written, subject = "in", text(left), subject_of(right)
+        elif isinstance(op, ast.Eq):
+            how, written, subject = "==", text(right), subject_of(left)
+        elif (
+            isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "find"
+            and len(left.args) == 1 and _not_minus_one(op, right)
+        ):
+            how, written, subject = "in", text(left.args[0]), subject_of(left.func.value)
+    elif isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in ("startswith", "endswith") and len(test.args) == 1:
+        how, written, subject = test.func.attr, text(test.args[0]), subject_of(test.func.value)
+    if how is None or written is None or subject is None:
+        return None
+    return ClassNameTest(how, written, test, subject)
+
+
+def _not_minus_one(op: ast.cmpop, right: ast.expr) -> bool:
+    """``!= -1``, ``>= 0``, ``> -1``: what ``str.find`` returns when the text is found."""
+    number = right.operand.value if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub) and isinstance(right.operand, ast.Constant) else None
+    value = -number if isinstance(number, int) else right.value if isinstance(right, ast.Constant) else None
+    return (isinstance(op, (ast.NotEq, ast.Gt)) and value == -1) or (isinstance(op, ast.GtE) and value == 0)
+
+
+def _function_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = parents.get(id(node))  # type: ignore[assignment]
+    return node
+
+
+def _call_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _initialising_method(function: ast.AST) -> bool:

@@ -54,7 +54,13 @@ class LegacyConstructorSize(Rule):
     shown; and for a module's attribute that some initialiser of the file writes
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
     `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
-    `nn.init.xavier_uniform_(a if c else b)`). `x.new_empty(...)` (`new_zeros`, `new`...)
+    `nn.init.xavier_uniform_(a if c else b)`), except where that initialiser runs only under a test
+    of the module's class name (`classname.find('TransformerLM') != -1`, `'Norm' in type(m).__name__`)
+    that neither the allocating class nor a subclass of the file passes: then the message names the
+    test. A subclass of a torch module whose `reset_parameters()` initialises every parameter
+    (`nn.LSTM`, `nn.LSTMCell`, `nn.GRUCell`...) that calls `self.reset_parameters()`, and a method
+    that replaces the parameter with a value it is given (`self.mu = nn.Parameter(mu)` in a
+    `set_values`), initialise it too. `x.new_empty(...)` (`new_zeros`, `new`...)
     uses only its dtype and device. `x.resize_as_(y)` keeps the allocation for
     what follows (`.copy_(y)` writes it). Handed to a function of the file that only
     measures that parameter (`.shape`, `.size()`, `len`), the values are not read. Where
@@ -68,7 +74,8 @@ class LegacyConstructorSize(Rule):
     instance the file calls. A parameter of a module that another module of the file
     builds (`self.gnn = GNN(...)`) is initialised by that module's loop over
     `self.parameters()`; in a library, such a building block is built by users of the outer
-    module in other files, who may initialise every parameter it holds, so it stays silent.
+    module in other files, who may initialise every parameter it holds, so it stays silent,
+    unless a module of the file applies the file's initialiser to it (`self.apply(self.init_weights)`).
     A loop over a name bound to a list of attributes (`params = [self.u, self.v]`)
     initialises them. Nor is `torch.Tensor(0)` reported, which has no element to read.
     A parameter annotated `int` counts as a size (the fix is then unsafe: a caller
@@ -128,6 +135,11 @@ class LegacyConstructorSize(Rule):
         "`{call}` in `nn.Parameter` is never initialised in this file: the parameter starts from "
         "whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
     )
+    skipped_parameter_message = (
+        "`{call}` in `nn.Parameter` is never initialised in this file: the initialiser that writes this attribute runs "
+        "only where `{test}` holds ({where}), and neither this class's name nor a subclass's passes it; the parameter "
+        "starts from whatever was in memory; initialise it (`nn.init...`), and write `torch.empty(...)` for the allocation"
+    )
     float_message = (
         "`{call}` raises TypeError (`new(): data must be a sequence`): a legacy constructor takes a number only as "
         "a size, and a float is none; use `torch.tensor({literal})` for the value"
@@ -162,6 +174,11 @@ class LegacyConstructorSize(Rule):
         related: tuple[Related, ...] = ()
         if fate.use is Use.PARAMETER:
             message = self.parameter_message.format(call=spelled)
+            if fate.node is not None:  # the file's initialiser writes the attribute, only for other classes
+                test = " ".join(ctx.text(fate.node).split())  # type: ignore[arg-type]
+                where = ctx.source.describe_line(fate.node.lineno)  # type: ignore[attr-defined]
+                message = self.skipped_parameter_message.format(call=spelled, test=test, where=where)
+                related = (Related(ctx.start(fate.node), ctx.end(fate.node), "the initialiser runs only where this holds"),)  # type: ignore[arg-type]
         elif fate.use is Use.READ or (fate.use is Use.DISPLAY and len(node.args) == 1):
             # Shown, a shape is a demonstration of what the call allocates; one integer shown is a value misread.
             assert fate.node is not None

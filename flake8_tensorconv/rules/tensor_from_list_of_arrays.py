@@ -97,8 +97,10 @@ class TensorFromListOfArrays(Rule):
     a value of unknown kind, `list(arr)` of a 2-D array) are not reported, nor are items `a[i]` of an array of unknown
     rank: they are NumPy scalars when `a` is 1-D, which torch reads without the
     warning. Nor are lists of whole-array reductions (`np.min(a)`, `np.mean(a)`
-    without an axis), of element-wise functions of numbers (`np.sqrt(5) * k`) or
-    of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module or from an id held in a
+    without an axis), of element-wise functions of numbers (`np.sqrt(5) * k`,
+    `np.sin(2 * np.pi * t)`: `np.pi` and `math.pi` are Python floats), of such functions
+    of a value that may be a scalar (`np.clip(np.sin(x), 0, 1)`, `-np.log(n)`, `np.inner(x, x)`)
+    or of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module or from an id held in a
     variable are followed only where the file reads their `observation_space.shape`
     (matched by the last name: `self.env` and `env` alike); those observing
     integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module. A list of 0-d
