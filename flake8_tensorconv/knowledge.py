@@ -412,7 +412,7 @@ LEGACY_CONSTRUCTORS: dict[str, str | None] = {
 
 # Top-level packages whose values are never torch tensors (their tensors have `.numpy()` too).
 FOREIGN_LIBRARIES = frozenset(
-    "tensorflow keras tf_keras jax jaxlib flax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
+    "tensorflow keras tf_keras jax jaxlib flax optax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
 )
 
 # The legacy autograd wrapper: a tensor that requires grad only with requires_grad=True (even of one that does).

@@ -789,3 +789,22 @@ def test_a_sequential_of_modules_without_parameters_holds_none(layers, reported)
         "style = ", f"from torch import nn\nchain = nn.Sequential({layers})\nstyle = chain("
     ).replace("torch.ones(2, 4)\n", "torch.ones(2, 4))\n")
     assert bool(findings(code)) is reported
+
+
+def test_a_model_of_a_projects_own_framework_is_no_torch_module():
+    """`mytorch` (a project's own autograd, whose tensors hold NumPy `data`): its `nn.Module` and `optim.SGD`
+    train no torch model, so `model(images)` is no tensor, even in a file that uses torch's DataLoader."""
+    code = """
+        import numpy as np
+        import mytorch.nn as nn
+        import mytorch.optim as optim
+        from torch.utils.data import DataLoader
+
+        model = build()
+        optimizer = optim.SGD(model.parameters(), lr=0.1)
+        for images, labels in DataLoader(dataset):
+            predicted = model(images).data.argmax(axis=-1)
+            accuracy = np.sum(predicted == labels)
+    """
+    assert findings(code) == []
+    assert [code for _, code, _ in findings(code.replace("mytorch", "torch"))] == ["TCV109"]

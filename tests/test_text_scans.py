@@ -111,3 +111,33 @@ def test_attributes_of_self_bound_by_a_for_are_found_in_the_function_that_binds_
         plain, loops = (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef))
         assert facts.self_stores(plain) == {"a"}
         assert facts.self_stores(loops) == {"d", "i", "j"}
+
+
+def _trained(text: str) -> frozenset[str]:
+    import ast
+
+    return F.analyze_file_facts(ast.parse(text), text).trained_models
+
+
+def test_torch_optimizers_train_torch_models_however_they_are_named():
+    text = (
+        "import torch\nfrom torch import optim\nfrom torch.optim import Adam\n"
+        "a = optim.SGD(model.parameters())\nb = Adam(net.parameters())\nc = torch . optim.AdamW(self.actor.parameters())\n"
+    )
+    assert _trained(text) == {"model", "net", "self.actor"}
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import mytorch.nn as nn\nimport mytorch.optim as optim\n",  # a project's own autograd framework
+        "import flax.linen as nn\nimport optax as optim\nimport jax\n",
+        "from mytorch import nn, optim\n",
+    ],
+)
+def test_an_optimizer_of_another_framework_trains_no_torch_model(imports: str):
+    """A file writing against another framework (its `nn` is not torch's) hands that framework's optimizer
+    its own model: no evidence of a torch module with parameters."""
+    text = imports + "from torch.utils.data import DataLoader\nopt = optim.SGD(model.parameters(), lr=0.1)\n"
+    assert _trained(text) == frozenset()
+    assert _trained(text + "import torch\nopt2 = torch.optim.Adam(critic.parameters())\n") == {"critic"}

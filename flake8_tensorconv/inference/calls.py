@@ -497,11 +497,15 @@ class CallsMixin:
             )
         if name == "to":
             dtype = next((a.dtype for a in [*args, *keywords.values()] if a.kind is Kind.DTYPE), None)
+            if args[:1] and args[0].kind is Kind.TENSOR:  # `t.to(other)` takes `other`'s dtype, known or not
+                dtype = args[0].dtype
+            elif dtype is None:
+                dtype = receiver.dtype
             device = self._to_device(node, args, keywords, receiver.device)
             moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
             copied = device is not receiver.device and device is not Device.UNKNOWN and self._records_copy(receiver)
             return plain.with_(
-                device=device, dtype=dtype or receiver.dtype, device_origin=origin(node) if moved else plain.device_origin,
+                device=device, dtype=dtype, device_origin=origin(node) if moved else plain.device_origin,
                 facts=frozenset({Fact.RECORDED_COPY}) if copied else plain.facts,
             )
         if name == "requires_grad_":

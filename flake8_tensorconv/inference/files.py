@@ -107,6 +107,8 @@ _FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
 _TRAINED = re.compile(
     _word_first("|".join(sorted(K.OPTIMIZER_NAMES))) + r"\(\s*(?:params\s*=\s*)?(?:list\()?\s*((?:self\.)?\w+)\.(?:named_)?parameters\(\)"
 )
+# The dotted chain just before an optimizer's name (`torch.optim.` of `torch.optim.Adam(`), read backwards from it.
+_CALLEE_PREFIX = re.compile(r"(?:\w+\s*\.\s*)+$")
 
 # `model.freeze()`, `self.encoder.requires_grad_(False)`, `net.eval().requires_grad_(False).to(device)`: a model whose
 # parameters no longer require grad (the module methods that return the module itself may come between).
@@ -202,6 +204,7 @@ class FileFacts:
         self._filled_on_self: frozenset[str] | None = None
         # pattern -> the names it captures in the file's text (see _names_matching).
         self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
+        self._trained_models: frozenset[str] | None = None
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
         self.scopes = ScopeIndex(text)
@@ -336,7 +339,28 @@ class FileFacts:
     def trained_models(self) -> frozenset[str]:
         """Names (``model``, ``self.actor``) whose parameters the file hands to an optimizer or a gradient clip:
         modules with parameters that are trained, whatever class (of another module) they are."""
-        return self._names_matching(_TRAINED, "parameters()")
+        if self._trained_models is None:
+            text = self.text or ""
+            foreign = self._foreign_frameworks if "parameters()" in text else frozenset()
+            self._trained_models = frozenset(
+                match.group(1) for match in (_TRAINED.finditer(text) if "parameters()" in text else ())
+                if not foreign or self._optimizer_module(text, match) not in foreign
+            )
+        return self._trained_models
+
+    def _optimizer_module(self, text: str, match: re.Match[str]) -> str:
+        """The top-level module the optimizer of a ``_TRAINED`` match comes from ('' where not imported)."""
+        prefix = _CALLEE_PREFIX.search(text, max(0, match.start() - 120), match.start())
+        first = prefix.group().partition(".")[0].strip() if prefix else text[match.start():].partition("(")[0]
+        return (self.aliases.get(first) or "").partition(".")[0]
+
+    @property
+    def _foreign_frameworks(self) -> frozenset[str]:
+        """Top-level modules of other frameworks the file imports: the known ones (Keras, JAX, Paddle...) and any
+        module whose ``nn`` it uses (``import mytorch.nn as nn``, ``import flax.linen as nn``): an optimizer of such a
+        framework (``optim.SGD(model.parameters())`` with ``optim`` from ``mytorch``) trains no torch module."""
+        tops = {value.partition(".")[0] for key, value in self.aliases.items() if key == "nn" or value.endswith(".nn")}
+        return frozenset(K.FOREIGN_LIBRARIES | {top for top in tops if top != "torch"})
 
     @property
     def frozen_models(self) -> frozenset[str]:

@@ -188,6 +188,19 @@ class GuardsMixin:
             if device_name is None:
                 device_name = _device_type_subject(other)
                 other = test.left
+            if (
+                isinstance(test.ops[0], (ast.In, ast.NotIn)) and isinstance(test.left, ast.Constant)
+                and test.left.value in ("cuda", "cpu") and _device_type_subject(test.comparators[0]) is not None
+            ):
+                # `"cuda" in str(t.device)`: as `t.is_cuda` (elsewhere: the CPU, or another accelerator); `"cpu" in ...`.
+                name = _device_type_subject(test.comparators[0])
+                found = {"device": Device.CPU} if test.left.value == "cpu" else {"device": Device.ACCELERATOR}
+                other_device = {"device": Device.MAYBE} if test.left.value == "cpu" else {"device": Device.UNKNOWN}
+                if isinstance(test.ops[0], ast.In):
+                    yield name, found, other_device  # type: ignore[misc]
+                else:
+                    yield name, other_device, found  # type: ignore[misc]
+                return
             if device_name is not None and isinstance(other, ast.Constant) and isinstance(other.value, str):
                 is_cpu = other.value == "cpu"
                 equal = {"device": Device.CPU if is_cpu else Device.ACCELERATOR}
