@@ -118,8 +118,10 @@ class DataInsteadOfDetach(Rule):
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
-    too, or one that another method stores on `self` where `__init__` only
-    declares it as `None`). Where the kind of `x` is unknown, a torch-only method right after
+    too, a tensor op of such values after the block, `actions.gather(0, best)`,
+    or one that another method stores on `self` where `__init__` only
+    declares it as `None`), also as a helper of the file returns it for what a
+    call passes (a tensor without grad and a number: `tv_loss(image, 2e-2)`). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
     `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
     judged by the call), or a layer's `weight` / `bias` whose chain reaches
