@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._numpy_call import evidence
+from flake8_tensorconv.findings import Applicability, Edit, Related
+from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.trees import parent_map, walk
-from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -185,7 +185,9 @@ class DataInsteadOfDetach(Rule):
     operands); where nothing kept what is changed, the write hides nothing and is
     not reported. Where nothing is changed in place, `.detach()` does the same as
     `.data` and keeps that check for the day someone adds a write to the alias. The message names where the
-    tensor's grad comes from, where the inference saw it.
+    tensor's grad comes from, where the inference saw it; at an in-place write, where that step is not the
+    binding of the name that reaches the write, it names that binding first (`h` is made by `torch.exp(h)`
+    on line 6, which requires grad through `model(x)` on line 5).
 
     ## Example
     ```python
@@ -258,6 +260,7 @@ class DataInsteadOfDetach(Rule):
             if not kept_for_backward(receiver, self._write_position(node, ctx), ctx, self._parent_map(ctx)):
                 return  # no recorded op kept what the write changes: nothing is hidden from autograd
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
+            because, related = self._made_by(receiver, node, ctx, value, because, related)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
         if not known and not (
@@ -270,6 +273,46 @@ class DataInsteadOfDetach(Rule):
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
         ctx.report(self, node, self.message + because, fix, related)
+
+    def _made_by(
+        self, receiver: ast.expr, data: ast.Attribute, ctx: Context, value: Value, because: str, related: tuple
+    ) -> tuple[str, tuple]:
+        """The evidence of an in-place write names the binding of the name that reaches the write (the op that made
+        the tensor written, ``e_t = torch.sigmoid(h)``) where the step that makes it require grad is another one
+        (``h = self.decoder(x)``): "`e_t` comes from `self.decoder(x)`" named an earlier step, not the tensor."""
+        name = _view_base(receiver, ctx)
+        origin_ = value.grad_origin
+        if name is None or origin_ is None or not because:
+            return because, related
+        write = self._write_position(data, ctx)
+        reaching = [binding for binding in ctx.scope.bindings.get(name, ()) if binding.position < write]
+        if not reaching or reaching[-1].value is None:
+            return because, related
+        made = reaching[-1].value
+        if not self._always_before(made, data, ctx):
+            return because, related  # bound in a branch: another binding may reach the write
+        if made.lineno <= origin_.line <= (made.end_lineno or made.lineno):
+            return because, related  # the binding is the step the evidence names
+        step = origin(made)
+        what = describe_origin(ctx, step)
+        clause = f"`{name}` is made by {what} on {ctx.source.describe_line(made.lineno)}, which requires grad through "
+        prefix = f" (`{name}` comes from " if because.startswith(f" (`{name}` comes from ") else " (it comes from "
+        if not because.startswith(prefix):
+            return because, related
+        return " (" + clause + because[len(prefix) :], (*related, Related(ctx.position(step.line, step.column), ctx.position(step.end_line, step.end_column), f"made by: {what}"))
+
+    def _always_before(self, made: ast.expr, data: ast.Attribute, ctx: Context) -> bool:
+        """Whether the statement that binds ``made`` lies in a block that holds (a statement around) ``data``, earlier."""
+        parents = self._parent_map(ctx)
+        if id(made) not in parents:
+            return False
+        statement = _statement(made, parents)
+        owner = parents.get(id(statement))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and statement in block:
+                return any(_within(data, later, parents) for later in block[block.index(statement) + 1 :])
+        return False
 
     def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
         """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
