@@ -353,6 +353,39 @@ def test_data_instead_of_detach_names_the_binding_that_reaches_an_in_place_write
     assert "is made by" not in findings_[12].message  # bound in a branch: another binding may reach the write
 
 
+_FROZEN_BY_A_LOOP = """\
+    import copy
+    import torch
+    from torch import nn
+    features = copy.deepcopy(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
+    for parameter in features.parameters():
+        parameter.requires_grad = False
+    {after}
+    def extract(image):
+        current = image
+        for layer in features.children():
+            current = layer(current)
+        return current
+    last = extract(torch.rand(1, 3, 8, 8))
+    activations = last.data.numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "reported"),
+    [
+        ("", False),
+        ("features[0].weight.requires_grad = True", True),  # unfrozen again
+        ("features[1].requires_grad_()", True),
+        ("features.head = nn.Linear(4, 2)", True),  # a layer stored after the freeze
+        ("features.append(nn.Conv2d(4, 4, 1))", True),
+    ],
+)
+def test_a_module_frozen_by_a_loop_stays_frozen_only_where_nothing_unfreezes_it(after, reported):
+    code = textwrap.dedent(_FROZEN_BY_A_LOOP).replace("{after}", after)
+    assert (findings(code) == [(14, "TCV104", "unsafe")]) is reported
+
+
 _KEPT_OR_NOT = """\
     import torch
     import torch.nn.functional as F

@@ -160,6 +160,8 @@ def _chain_start(text: str, end: int) -> int:
 
 
 # `for p in model.parameters(): p.requires_grad = False` (the loop's first statement): every parameter frozen.
+# What turns a parameter's grad back on: `p.requires_grad = True`, `m.requires_grad_(True)`, `m.requires_grad_()`.
+_UNFREEZES = re.compile(r"\.requires_grad\s*=\s*True\b|\brequires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)")
 _FROZEN_BY_LOOP = re.compile(
     _word_first("for") + r"\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
     r"\w+\.(?:requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\))"
@@ -345,6 +347,16 @@ class FileFacts:
         return self._names_matching(_FROZEN, "freeze(", "requires_grad_(", chained=True) | self._names_matching(
             _FROZEN_BY_LOOP, "requires_grad"
         )
+
+    def stays_frozen(self, name: str) -> bool:
+        """Whether nothing in the file can give the frozen module ``name`` a parameter that requires grad again: no
+        ``.requires_grad = True`` / ``requires_grad_(True)`` anywhere, no layer stored into it (``name.fc = ...``,
+        ``name[0] = ...``, ``name.add_module(...)``, ``name.append(...)``)."""
+        text = self.text or ""
+        if _UNFREEZES.search(text):
+            return False
+        stored = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(?:\.\s*\w+|\[[^\]\n]*\])+\s*=(?!=)|(?<![\w.]){re.escape(name)}\.(?:add_module|append|insert|extend)\(")
+        return not stored.search(text)
 
     @property
     def forward_hooks(self) -> frozenset[str]:
