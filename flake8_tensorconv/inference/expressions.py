@@ -124,7 +124,10 @@ class ExpressionsMixin:
         )
         if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
             return model_parameter().with_(device=value.device, device_origin=value.device_origin)
-        if value.kind is Kind.UNKNOWN and not value.facts and key in self.facts.frozen_models and self.facts.stays_frozen(key):
+        if (
+            value.kind is Kind.UNKNOWN and not value.facts and self.facts.freezes_by_name
+            and key in self.facts.frozen_models and self.facts.stays_frozen(key)
+        ):
             # `cnn = torchvision.models.squeezenet1_1(pretrained=True).features` frozen by a loop over its parameters,
             # and nothing in the file unfreezes a parameter or adds a layer to it: a module whose parameters all hold
             # no grad, so what it computes requires grad only through its inputs.
