@@ -369,7 +369,10 @@ class FileFacts:
         text = self.text or ""
         if _UNFREEZES.search(text):
             return False
-        stored = re.compile(rf"(?<![\w.]){re.escape(name)}\s*(?:\.\s*\w+|\[[^\]\n]*\])+\s*=(?!=)|(?<![\w.]){re.escape(name)}\.(?:add_module|append|insert|extend)\(")
+        quoted = re.escape(name)
+        stored = re.compile(
+            rf"(?<![\w.]){quoted}\s*(?:\.\s*\w+|\[[^\]\n]*\])+\s*=(?!=)|(?<![\w.]){quoted}\.(?:add_module|append|insert|extend)\("
+        )
         return not stored.search(text)
 
     @property

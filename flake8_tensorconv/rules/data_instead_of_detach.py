@@ -302,7 +302,8 @@ class DataInsteadOfDetach(Rule):
         prefix = f" (`{name}` comes from " if because.startswith(f" (`{name}` comes from ") else " (it comes from "
         if not because.startswith(prefix):
             return because, related
-        return " (" + clause + because[len(prefix) :], (*related, Related(ctx.position(step.line, step.column), ctx.position(step.end_line, step.end_column), f"made by: {what}"))
+        made_by = Related(ctx.position(step.line, step.column), ctx.position(step.end_line, step.end_column), f"made by: {what}")
+        return " (" + clause + because[len(prefix) :], (*related, made_by)
 
     def _always_before(self, made: ast.expr, data: ast.Attribute, ctx: Context) -> bool:
         """Whether the statement that binds ``made`` lies in a block that holds (a statement around) ``data``, earlier."""
