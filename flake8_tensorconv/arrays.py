@@ -72,27 +72,6 @@ _ELEMENTWISE = frozenset(
     "float_power maximum minimum fmax fmin hypot mod fmod remainder round around clip isnan isinf isfinite".split()
 )
 
-# What returns a new array or a NumPy scalar, never a view of its first argument (unless given `out=`, or, for
-# `astype`, `copy=False`): NumPy's reductions (with or without an axis), its element-wise functions, and the
-# array methods of the same names. Measured on NumPy 2.4 (`np.shares_memory` is False for each; the fixture
-# `TCV104/neg_used_up_at_once` runs them).
-FRESH_RESULT_FUNCTIONS = frozenset(_WHOLE_ARRAY_REDUCTIONS) | _ELEMENTWISE | {"argsort", "sort", "cumsum", "cumprod", "nonzero", "dot"}
-FRESH_RESULT_METHODS = frozenset(
-    "sum mean max min std var prod any all argmax argmin cumsum cumprod round clip dot nonzero argsort astype trace".split()
-)
-
-
-def makes_fresh_result(node: ast.Call) -> bool:
-    """Whether the NumPy function or array method that ``node`` calls writes its result into a new array: no
-    ``out=`` (nor ``copy=False`` for ``astype``)."""
-    for keyword in node.keywords:
-        if keyword.arg is None or keyword.arg == "out":
-            return False
-        if keyword.arg == "copy" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
-            return False
-    return True
-
-
 # Random draws that give one number, not an array, without a size: name -> where `size` is passed positionally
 # (None: they take sizes as separate arguments, `np.random.rand(2, 3)`).
 _RANDOM_DRAWS: dict[str, int | None] = {

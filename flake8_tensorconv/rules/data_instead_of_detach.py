@@ -4,7 +4,6 @@ import ast
 import enum
 from typing import TYPE_CHECKING
 
-from flake8_tensorconv import arrays
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit, Related
 from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
@@ -158,22 +157,17 @@ class DataInsteadOfDetach(Rule):
       `.to(integer_dtype)` where every binding of the name is the same integer
       dtype), an operand of arithmetic, an argument of a torch function, the
       source of `dst.copy_(...)`, a move to the `meta` device (which holds no
-      data), `np.array(w.data)` (a copy unless `copy=False`) or a NumPy reduction
-      of it;
-    - a chain whose array is used up at once, so that only a Python value, a copy
-      or a new array leaves it: `.numpy().item()`, `.numpy().tolist()`,
-      `float(x.data.cpu().numpy()[0])`, `np.copy(x.data.numpy())`,
-      `torch.tensor(x.data.cpu().numpy())`, `.numpy().copy()`, a NumPy reduction
-      or element-wise function (`.numpy().argmax()`, `.sum(0)`, `np.mean(...)`,
-      `np.sqrt(...)`; none with `out=`), `.astype(...)`, arithmetic and
-      comparisons (`(x.data.numpy() * 255).astype(np.uint8)`), an array only
-      printed or formatted (`print(x.data.numpy()[0])`, `"{}".format(...)`, an
-      f-string), values written into an array of the file
-      (`preds[i:j] = x.data.numpy()`), `[0]` of a 0-d tensor's array (a reduced
-      loss's: it raises `IndexError`), or one that only describes the array
-      (`p.data.numpy().shape`, `.dtype`, `len(p.data.numpy())`). An item bound to
-      a name (`row = x.data.numpy()[0]`) is reported: of a 2-d array it is a
-      view, which still shares the tensor's memory;
+      data), `np.array(w.data)` (a copy unless `copy=False`);
+    - a chain whose array only gives a Python value or a copy made at once:
+      `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
+      `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
+      `.numpy().copy()`, or only describes the array (`p.data.numpy().shape`,
+      `.dtype`, `len(p.data.numpy())`). An array printed, reduced (`.argmax()`),
+      cast with `.astype()`, used in arithmetic or written into another array is
+      reported: the chain reaches NumPy through `.data` (most labels say flag;
+      see docs/precision.md, round 9), and an item bound to a name
+      (`row = x.data.numpy()[0]`) of a 2-d array is a view that still shares the
+      tensor's memory;
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and a chain that calls `.detach()`
       anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
@@ -405,8 +399,8 @@ class DataInsteadOfDetach(Rule):
                 return None
             if qualname.startswith("torch.") or qualname == "copy.deepcopy":
                 return _Use.COPIED
-            if qualname.startswith("numpy.") and _consumes(call, argument, ctx):
-                return _Use.COPIED  # `np.array(w.data)`, `np.argmax(x.data)`: a copy or a new value, no alias
+            if qualname in _COPYING_CALLS and call.args and call.args[0] is argument and not _copy_false(call):
+                return _Use.COPIED  # `np.array(w.data)` copies at once (unless `copy=False`): no alias survives
             if qualname.startswith(_NUMPY_SINKS):
                 return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
@@ -680,19 +674,13 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
 
 
 def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
-    """Whether the array of ``x.data....numpy()`` is used up at once: it only gives a Python value (``.item()``,
-    ``.tolist()``, ``float(...)`` of an element, ``print(...)``, a formatted string), a copy (``.copy()``,
-    ``np.copy(...)``, ``np.array(...)``, ``torch.tensor(...)``, values written into another array), or a new
-    array or NumPy scalar (arithmetic, a comparison, a reduction such as ``.argmax()`` or ``np.mean(...)``, an
-    element-wise function, ``.astype(...)``), also of an item, a row or a reshape: nothing that shares the
-    tensor's memory is kept. An item bound to a name (``v = x.data.numpy()[0]``) may be a view (a row of a
-    matrix) and is kept, unless the tensor is 0-d (the index raises ``IndexError``)."""
+    """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
+    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
     while True:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
-            if _an_integer(parent.slice) and Fact.ZERO_D_TENSOR in _receiver_facts(numpy_call, ctx):
-                return True  # `loss.data.numpy()[0]` of a 0-d loss raises IndexError: no array is ever kept
             node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = parents.get(id(parent))
@@ -700,31 +688,17 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
                 return parent.attr in _ARRAY_METADATA  # `.shape`, `.dtype`: only a description leaves
             if parent.attr in _PYTHON_VALUE_METHODS or parent.attr == "copy":
                 return True
-            if parent.attr in arrays.FRESH_RESULT_METHODS:
-                return arrays.makes_fresh_result(call)  # `.argmax()`, `.sum(0)`, `.astype(np.uint8)`: a new value
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
-        elif isinstance(parent, ast.Call) and node in parent.args:
-            return _consumes(parent, node, ctx)
-        elif isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue)):
-            return True  # `arr * 255`, `-arr`, `arr > 0.5`, `f"{arr}"`: a new array (or a string)
-        elif isinstance(parent, ast.Assign) and parent.value is node:
-            return all(_written_into_an_array(target, ctx) for target in parent.targets)
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex", "len"):
+                return True
+            if ctx.qualname(parent.func) not in _COPYING_CALLS:
+                return False
+            return not _copy_false(parent)
         else:
             return False
-
-
-def _receiver_facts(numpy_call: ast.Call, ctx: Context) -> frozenset:
-    """The facts of the tensor that ``x.data....numpy()`` converts (of ``x``, its chain's base)."""
-    node: ast.expr = numpy_call.func.value  # type: ignore[attr-defined]
-    while True:
-        if isinstance(node, ast.Attribute) and node.attr == "data":
-            return ctx.value(node.value).facts
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            node = node.func.value
-        else:
-            return frozenset()
 
 
 def _cast_target(call: ast.Call, ctx: Context) -> str | None:
@@ -744,34 +718,10 @@ def _cast_target(call: ast.Call, ctx: Context) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _an_integer(index: ast.expr) -> bool:
-    return isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool)
-
-
-def _consumes(call: ast.Call, argument: ast.AST, ctx: Context) -> bool:
-    """Whether ``call`` only reads the array ``argument`` into a Python value, a copy or a new array."""
-    func = call.func
-    qualname = ctx.qualname(func)
-    if isinstance(func, ast.Name) and qualname is None:
-        return func.id in _PYTHON_VALUE_BUILTINS  # `print(arr)`, `float(arr[0])`, `len(arr)`
-    if isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant):
-        return isinstance(func.value.value, str)  # `"{}".format(arr)`: a string
-    if qualname is None or not call.args or argument is not call.args[0]:
-        return False
-    if qualname in _COPYING_CALLS:
-        copy = next((keyword.value for keyword in call.keywords if keyword.arg == "copy"), None)
-        return not (isinstance(copy, ast.Constant) and copy.value is False)
-    return qualname.startswith("numpy.") and qualname[len("numpy.") :] in arrays.FRESH_RESULT_FUNCTIONS and arrays.makes_fresh_result(call)
-
-
-def _written_into_an_array(target: ast.expr, ctx: Context) -> bool:
-    """``out[i] = x.data.numpy()``: NumPy (or torch) copies the values into an array the file made."""
-    if not isinstance(target, ast.Subscript):
-        return False
-    array = target.value
-    # The targets are evaluated after the value: a name's value is what the walk holds for it now.
-    value = ctx.state.env.get(array.id) if isinstance(array, ast.Name) else ctx.value(array)
-    return value is not None and value.kind in (Kind.NDARRAY, Kind.TENSOR)
+def _copy_false(call: ast.Call) -> bool:
+    """``np.array(x, copy=False)``: no copy where none is needed."""
+    copy = next((keyword.value for keyword in call.keywords if keyword.arg == "copy"), None)
+    return isinstance(copy, ast.Constant) and copy.value is False
 
 
 def _on_self(func: ast.expr) -> bool:
