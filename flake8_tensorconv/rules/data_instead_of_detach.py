@@ -161,8 +161,9 @@ class DataInsteadOfDetach(Rule):
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
-      `.numpy().copy()`, or only describes the array (`p.data.numpy().shape`,
-      `.dtype`, `len(p.data.numpy())`). An array printed, reduced (`.argmax()`),
+      `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
+      array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
+      array (`p.data.numpy().shape`, `.dtype`, `len(p.data.numpy())`). An array printed, reduced (`.argmax()`),
       cast with `.astype()`, used in arithmetic or written into another array is
       reported: the chain reaches NumPy through `.data` (most labels say flag;
       see docs/precision.md, round 9), and an item bound to a name
@@ -675,7 +676,8 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
 
 def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
     """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
-    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
+    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element), a comparison's bool array (as
+    ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
     ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
     while True:
@@ -691,6 +693,8 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
+        elif isinstance(parent, ast.Compare):
+            return True  # `x.data.numpy() == k`: a new bool array, which neither aliases the tensor nor requires grad
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex", "len"):
                 return True
