@@ -549,7 +549,8 @@ def test_a_model_another_module_builds_and_returns_is_its_class(tmp_path):
 
 def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind(tmp_path):
     """Under `no_grad` the file sees an object of unknown kind; the package shows a tensor, whose `max(1)[1]` is an index
-    tensor after the block too. Outside `no_grad` the same call's output requires grad."""
+    tensor after the block too. Outside `no_grad` the same call's output requires grad. Alone, the file also shows that
+    `y_hat.max(1)` holds no grad: a tensor op of what `no_grad` made, with numbers (round 9; line 10 was reported)."""
     nets = NETS + "\n\nclass Vocoder(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
         "        self.fc = torch.nn.Linear(4, 4)\n\n    def generate(self, x):\n        return self.fc(x)\n"
     text = (
@@ -559,5 +560,5 @@ def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind
         "    return a, b\n"
     )
     folder = make_modules(tmp_path, nets=nets, synthesize=text)
-    assert lint_text_alone(folder / "synthesize.py") == [("TCV104", 10), ("TCV104", 12)]
+    assert lint_text_alone(folder / "synthesize.py") == [("TCV104", 12)]
     assert lint(folder / "synthesize.py") == [("TCV104", 12)]

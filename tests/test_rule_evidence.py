@@ -326,6 +326,66 @@ def test_data_instead_of_detach_speaks_of_wrong_gradients_only_before_an_in_plac
     assert messages[7] == messages[4]
 
 
+def test_data_instead_of_detach_names_the_binding_that_reaches_an_in_place_write():
+    # The evidence named the step that makes the tensor require grad (`model(x)`), a binding the name had before
+    # the one written (`torch.exp(h)`, which keeps its result): it names both now, the written one first.
+    code = """\
+        import torch
+        from torch import nn
+        model = nn.Linear(3, 3)
+        def step(x):
+            h = model(x)
+            h = torch.exp(h)
+            h.data[0] = 0.0
+            g = torch.exp(model(x))
+            g.data[0] = 0.0
+            if x.sum() > 0:
+                h = torch.sigmoid(x)
+            h.data.zero_()
+    """
+    result = lint_source(Source(text=textwrap.dedent(code)), Settings())
+    findings_ = {f.start.line: f for f in result if f.code == "TCV104"}
+    assert findings_[7].message.endswith(
+        "(`h` is made by `torch.exp(h)` on line 6, which requires grad through `model(x)` on line 5, outside `no_grad`)"
+    )
+    assert [r.message for r in findings_[7].related] == ["requires grad: `model(x)`", "made by: `torch.exp(h)`"]
+    assert findings_[9].message.endswith("(`g` comes from `model(x)` on line 8, outside `no_grad`)")  # in the binding
+    assert "is made by" not in findings_[12].message  # bound in a branch: another binding may reach the write
+
+
+_FROZEN_BY_A_LOOP = """\
+    import copy
+    import torch
+    from torch import nn
+    features = copy.deepcopy(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
+    for parameter in features.parameters():
+        parameter.requires_grad = False
+    {after}
+    def extract(image):
+        current = image
+        for layer in features.children():
+            current = layer(current)
+        return current
+    last = extract(torch.rand(1, 3, 8, 8))
+    activations = last.data.numpy()
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "reported"),
+    [
+        ("", False),
+        ("features[0].weight.requires_grad = True", True),  # unfrozen again
+        ("features[1].requires_grad_()", True),
+        ("features.head = nn.Linear(4, 2)", True),  # a layer stored after the freeze
+        ("features.append(nn.Conv2d(4, 4, 1))", True),
+    ],
+)
+def test_a_module_frozen_by_a_loop_stays_frozen_only_where_nothing_unfreezes_it(after, reported):
+    code = textwrap.dedent(_FROZEN_BY_A_LOOP).replace("{after}", after)
+    assert (findings(code) == [(14, "TCV104", "unsafe")]) is reported
+
+
 _KEPT_OR_NOT = """\
     import torch
     import torch.nn.functional as F

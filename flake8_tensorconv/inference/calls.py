@@ -421,7 +421,7 @@ class CallsMixin:
             # Distribution.sample runs under no_grad (rsample is the differentiable one).
             return tensor(Grad.NO, receiver.device, receiver.dtype)
         if kind is Kind.UNKNOWN:
-            return self._unknown_method(receiver, name, node)
+            return self._unknown_method(receiver, name, node, args, keywords)
         return UNKNOWN
 
     def _four_item_step(self, func: ast.expr) -> bool:
@@ -444,7 +444,7 @@ class CallsMixin:
             and not qualname.startswith(("torch.", "numpy.", "tensorflow.", "jax."))
         )
 
-    def _unknown_method(self, receiver: Value, name: str, node: ast.Call) -> Value:
+    def _unknown_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""
         if name == "state_dict":
             # Module and optimizer state: values are detached unless keep_vars=True.
@@ -467,6 +467,10 @@ class CallsMixin:
                          grad_origin=receiver.grad_origin, device_origin=receiver.device_origin)
         if name in K.GRAD_KEEPING_METHODS and receiver.grad is Grad.NO:
             # `images.type(torch.FloatTensor)`, `.contiguous()`: a cast or a view of what holds no grad holds none.
+            return Value(grad=Grad.NO)
+        if name in K.TENSOR_API and receiver.grad is Grad.NO and node.args and all(_holds_no_grad(a) for a in [*args, *keywords.values()]):
+            # `action.gather(0, index)` after the `no_grad` block that made both: a tensor op whose operands all
+            # hold no grad gives a result that holds none, whatever grad mode it runs in.
             return Value(grad=Grad.NO)
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
@@ -582,3 +586,8 @@ def _receiver_last_name(func: ast.expr) -> str | None:
     """The last name of a method's receiver: ``env`` of ``env.step`` and of ``self.env.step``; None for any other callee."""
     receiver = func.value if isinstance(func, ast.Attribute) else None
     return receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+
+
+def _holds_no_grad(value: Value) -> bool:
+    """An operand that cannot give a result grad: a number, a string, a dtype, a device, or what holds none."""
+    return value.kind in (Kind.NUMBER, Kind.STRING, Kind.DTYPE, Kind.DEVICE) or value.grad is Grad.NO

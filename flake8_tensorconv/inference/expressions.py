@@ -124,7 +124,20 @@ class ExpressionsMixin:
         )
         if unknown and not value.facts and key in self.facts.trained_models and key not in self.facts.frozen_models:
             return model_parameter().with_(device=value.device, device_origin=value.device_origin)
+        if (
+            value.kind is Kind.UNKNOWN and not value.facts and self.facts.freezes_by_name
+            and key in self.facts.frozen_models and self.facts.stays_frozen(key)
+        ):
+            # `cnn = torchvision.models.squeezenet1_1(pretrained=True).features` frozen by a loop over its parameters,
+            # and nothing in the file unfreezes a parameter or adds a layer to it: a module whose parameters all hold
+            # no grad, so what it computes requires grad only through its inputs.
+            return Value(kind=Kind.MODULE, grad=Grad.NO, device=value.device, device_origin=value.device_origin)
         return value
+
+    @staticmethod
+    def _frozen_module(value: Value) -> bool:
+        """A module whose parameters all hold no grad (frozen in the file, or holding none)."""
+        return value.kind is Kind.MODULE and value.grad is Grad.NO and Fact.PARAMETRIZED not in value.facts and Fact.SELF not in value.facts
 
     def _attribute(self, receiver: Value, node: ast.Attribute) -> Value:
         name = node.attr
@@ -157,6 +170,8 @@ class ExpressionsMixin:
         if receiver.kind is Kind.MODULE and Fact.PARAMETRIZED in receiver.facts and is_model_name(name):
             # `model.encoder`, `self.model.decoder`: a submodule named as a network holds parameters too.
             return model_parameter().with_(device=receiver.device, device_origin=receiver.device_origin)
+        if name == "_modules" and self._frozen_module(receiver):
+            return Value(kind=Kind.MAPPING, grad=Grad.NO, element=receiver)  # the layers of a frozen module are frozen
         if receiver.kind is Kind.MODULE and name in ("weight", "bias"):
             device = receiver.device if receiver.device is not Device.UNKNOWN else Device.CPU
             return tensor(Grad.YES, device, receiver.dtype, facts=frozenset({Fact.LEAF}), grad_origin=origin(node), device_origin=receiver.device_origin)

@@ -162,6 +162,10 @@ def _chain_start(text: str, end: int) -> int:
 
 
 # `for p in model.parameters(): p.requires_grad = False` (the loop's first statement): every parameter frozen.
+# Any freeze at all: `requires_grad = False`, `requires_grad_(False)` (a file without one freezes nothing by a loop).
+_FREEZES_AT_ALL = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*(?:requires_grad\s*=\s*)?False")
+# What turns a parameter's grad back on: `p.requires_grad = True`, `m.requires_grad_(True)`, `m.requires_grad_()`.
+_UNFREEZES = re.compile(r"\.requires_grad\s*=\s*True\b|\brequires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)")
 _FROZEN_BY_LOOP = re.compile(
     _word_first("for") + r"\s+[\w\s,()]+?\s+in\s+((?:self\.)?\w+)\.(?:named_)?parameters\(\)\s*:(?:\s*#[^\n]*)?\s*"
     r"\w+\.(?:requires_grad\s*=\s*False|requires_grad_\(\s*False\s*\))"
@@ -369,6 +373,31 @@ class FileFacts:
         return self._names_matching(_FROZEN, "freeze(", "requires_grad_(", chained=True) | self._names_matching(
             _FROZEN_BY_LOOP, "requires_grad"
         )
+
+    @property
+    def freezes_by_name(self) -> bool:
+        """Whether the file's text can freeze a module at all (``requires_grad = False``, ``requires_grad_(False)``,
+        ``.freeze()``): worked out once, so that a name of unknown kind asks :attr:`frozen_models` only in such files."""
+        found = self._names_by_pattern.get(_FREEZES_AT_ALL)
+        if found is None:
+            text = self.text or ""
+            found = self._names_by_pattern[_FREEZES_AT_ALL] = frozenset({"yes"}) if "freeze(" in text or (
+                "requires_grad" in text and _FREEZES_AT_ALL.search(text)
+            ) else frozenset()
+        return bool(found)
+
+    def stays_frozen(self, name: str) -> bool:
+        """Whether nothing in the file can give the frozen module ``name`` a parameter that requires grad again: no
+        ``.requires_grad = True`` / ``requires_grad_(True)`` anywhere, no layer stored into it (``name.fc = ...``,
+        ``name[0] = ...``, ``name.add_module(...)``, ``name.append(...)``)."""
+        text = self.text or ""
+        if _UNFREEZES.search(text):
+            return False
+        quoted = re.escape(name)
+        stored = re.compile(
+            rf"(?<![\w.]){quoted}\s*(?:\.\s*\w+|\[[^\]\n]*\])+\s*=(?!=)|(?<![\w.]){quoted}\.(?:add_module|append|insert|extend)\("
+        )
+        return not stored.search(text)
 
     @property
     def forward_hooks(self) -> frozenset[str]:

@@ -87,6 +87,8 @@ class ModulesMixin:
             device_origin = origin(node) if moved else receiver.device_origin
             dtype = self._module_dtype(receiver, name, node, args, keywords)
             return receiver.with_(device=device, facts=facts, dtype=dtype, device_origin=device_origin)
+        if name in ("children", "modules") and not node.args and receiver.grad is Grad.NO and not receiver.facts & {Fact.PARAMETRIZED, Fact.SELF}:
+            return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=receiver)  # the layers of a frozen module are frozen
         if name in ("parameters", "buffers"):
             grad = Grad.YES if name == "parameters" else Grad.NO
             parameter = tensor(grad, receiver.device, facts=frozenset({Fact.PARAMETER}), grad_origin=origin(node), device_origin=receiver.device_origin)

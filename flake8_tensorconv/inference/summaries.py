@@ -328,6 +328,7 @@ def call_context(
     defaults.update((arg.arg, value) for arg, value in zip(args.kwonlyargs, args.kw_defaults) if value is not None)
     rebound: frozenset[str] | None = None
     bound: dict[str, Value] = {}
+    numbers: dict[str, Value] = {}
     literals: dict[str, ast.expr] = {}
     for parameter in [*positional, *args.kwonlyargs]:
         name = parameter.arg
@@ -342,11 +343,15 @@ def call_context(
             bound[name] = value
         elif Fact.ENVIRONMENT in value.facts:
             bound[name] = value  # `generate_session(env)`: what its reset() / step() observe
+        elif value.kind is Kind.NUMBER:
+            numbers[name] = value  # `tv_loss(image, 2e-2)`: a weight that holds no grad (bound only with a followed value)
         if isinstance(expression, ast.Constant) and isinstance(expression.value, bool):
             if rebound is None:
                 rebound = _names_bound_in(function, rebound_names if rebound_names is not None else {})
             if name not in rebound:
                 literals[name] = expression
+    if bound:
+        bound.update(numbers)  # a call walked in its own context anyway: no more walks than before
     return bound, literals
 
 

@@ -64,22 +64,31 @@ class _Question:
         """The tensor of ``node`` (an expression evaluated before the write) may be kept."""
         if depth > _DEPTH:
             return True
-        base = _view_base(node)
+        base = self._view_base(node)
         if base is not node:
             return self.kept(base, depth + 1)  # a view or an alias: the memory is the base's
         if isinstance(node, ast.Name):
-            return self._name_kept(node.id, depth)
+            return self._name_kept(node.id, depth, self.write)
         return self._result_kept(node, depth)
 
     # ------------------------------------------------------------------ the tensor a name holds at the write
-    def _name_kept(self, name: str, depth: int) -> bool:
+    def _name_kept(self, name: str, depth: int, at: tuple[int, int]) -> bool:
+        """The tensor that ``name`` holds at ``at`` (the write, or a binding of ``name`` to a view of itself)."""
+        if depth > _DEPTH:
+            return True
         scope = self.ctx.scope
-        loop = self._loop_around_write()
-        bindings = self._reaching(name, loop)
+        loop = self._loop_around_write() if at == self.write else None
+        bindings = self._reaching(name, loop, at)
         if not bindings or any(binding.value is None for binding in bindings):
             return True  # a parameter, a loop target, unpacked, bound in another scope: made out of sight
-        if any(self._result_kept(binding.value, depth) for binding in bindings):  # type: ignore[arg-type]
-            return True
+        for binding in bindings:
+            base = self._view_base(binding.value)  # type: ignore[arg-type]
+            if isinstance(base, ast.Name) and base.id == name and base is not binding.value:
+                # `attn = attn.view(n, -1)`: the same memory as the tensor the name held before this binding
+                if binding.position > at or self._name_kept(name, depth + 1, binding.position):
+                    return True
+            elif self._result_kept(binding.value, depth):  # type: ignore[arg-type]
+                return True
         first = min(binding.position for binding in bindings)
         values = [(start(binding.value), end(binding.value)) for binding in bindings]  # type: ignore[arg-type]
         # In a loop that the tensor's first binding is outside of (or that binds it again after the write), reads
@@ -87,7 +96,7 @@ class _Question:
         again = loop is not None and (not loop[0] <= first <= loop[1] or any(binding.position > self.write for binding in bindings))
         for load in scope.loads(name):
             position = start(load)
-            if not (first < position < self.write or (again and loop[0] <= position <= loop[1])):  # type: ignore[index]
+            if not (first < position < at or (again and loop[0] <= position <= loop[1])):  # type: ignore[index]
                 continue
             if any(low <= position < high for low, high in values):
                 continue  # read by the value of a binding: an older tensor than the one written
@@ -95,25 +104,25 @@ class _Question:
                 return True
         return False
 
-    def _reaching(self, name: str, loop: tuple[tuple[int, int], tuple[int, int]] | None) -> list[Binding]:
+    def _reaching(self, name: str, loop: tuple[tuple[int, int], tuple[int, int]] | None, at: tuple[int, int]) -> list[Binding]:
         """The bindings of ``name`` that may give the tensor at the write: the last binding before it whose
         statement runs whenever the write does, every binding between the two, and bindings after the write
         in a loop around it (the next pass writes into what they give)."""
         scope = self.ctx.scope
         every = scope.bindings.get(name, ())
-        reaching = [binding for binding in every if binding.position > self.write and loop is not None and loop[0] <= binding.position <= loop[1]]
+        reaching = [binding for binding in every if binding.position > at and loop is not None and loop[0] <= binding.position <= loop[1]]
         stores = {start(store): store for store in scope.stores(name)}
-        for binding in reversed([binding for binding in every if binding.position < self.write]):
+        for binding in reversed([binding for binding in every if binding.position < at]):
             reaching.append(binding)
             store = stores.get(binding.position)
-            if store is not None and self._runs_before_write(store):
+            if store is not None and self._runs_before(store, at):
                 return reaching
         if name in scope.parameters:
             reaching.append(Binding((0, 0), None))  # no binding always runs first: the caller's tensor may
         return reaching
 
-    def _runs_before_write(self, store: ast.AST) -> bool:
-        """The statement of ``store`` lies in a block that also holds (a statement around) the write, earlier."""
+    def _runs_before(self, store: ast.AST, at: tuple[int, int]) -> bool:
+        """The statement of ``store`` lies in a block that also holds (a statement around) ``at``, earlier."""
         statement = self._statement(store)
         block_owner = self.parents.get(id(statement))
         if block_owner is None:
@@ -122,7 +131,7 @@ class _Question:
             block = getattr(block_owner, field, None)
             if isinstance(block, list) and statement in block:
                 index = block.index(statement)
-                return any(start(later) <= self.write <= end(later) for later in block[index + 1 :])
+                return any(start(later) <= at <= end(later) for later in block[index + 1 :])
         return False
 
     def _loop_around_write(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
@@ -139,10 +148,26 @@ class _Question:
             node = self.parents[id(node)]
         return node
 
+    def _view_base(self, node: ast.expr) -> ast.expr:
+        """What ``node`` is a view or an alias of (``x`` of ``x[0]``, ``x.view(-1)``, ``x.data``, ``x.float()``,
+        ``torch.squeeze(x, 2)``), else ``node``."""
+        if isinstance(node, ast.Subscript):
+            return node.value
+        if isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
+            return node.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            qualname = self.ctx.qualname(node.func)
+            if qualname is not None and qualname.startswith("torch."):
+                # `torch.squeeze(x, 2)`: a function of torch, not a method of a tensor named `torch`
+                return node.args[0] if qualname in K.ALIASING_FUNCTIONS and node.args and not isinstance(node.args[0], ast.Starred) else node
+            if node.func.attr in K.ALIASING_METHODS:
+                return node.func.value
+        return node
+
     # ------------------------------------------------------------------ what made it
     def _result_kept(self, node: ast.expr, depth: int) -> bool:
         """The op that made the tensor of ``node`` keeps its result, or ``node`` is a view or alias of a tensor kept."""
-        base = _view_base(node)
+        base = self._view_base(node)
         if base is not node:
             return self.kept(base, depth + 1)
         if isinstance(node, ast.Name):
@@ -271,14 +296,3 @@ def _is_number(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-
-
-def _view_base(node: ast.expr) -> ast.expr:
-    """What ``node`` is a view or an alias of (``x`` of ``x[0]``, ``x.view(-1)``, ``x.data``, ``x.float()``), else ``node``."""
-    if isinstance(node, ast.Subscript):
-        return node.value
-    if isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
-        return node.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in K.ALIASING_METHODS:
-        return node.func.value
-    return node

@@ -5,13 +5,13 @@ import enum
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
-from flake8_tensorconv.findings import Applicability, Edit
-from flake8_tensorconv.rules._numpy_call import evidence
+from flake8_tensorconv.findings import Applicability, Edit, Related
+from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.trees import parent_map, walk
-from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value
+from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
     from flake8_tensorconv.config import Settings
@@ -96,7 +96,10 @@ class DataInsteadOfDetach(Rule):
     sight (a parameter of the function) may have kept it too. Where nothing kept
     it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
     before a softmax: einsum keeps its inputs, softmax its own result) the
-    gradients are right and nothing is hidden: not reported (below).
+    gradients are right and nothing is hidden: not reported (below). A view keeps
+    the memory of what it views (`attn = torch.bmm(q, k)` then `attn =
+    attn.view(n, -1)`, `torch.squeeze(torch.bmm(...), 2)`: the op that made the
+    memory is `bmm`).
 
     It needs evidence that `x` is a torch tensor that can require grad: not a
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
@@ -112,10 +115,15 @@ class DataInsteadOfDetach(Rule):
     allocates with a factory or a legacy constructor (of a module-level
     constant too) and no other method rebinds (a replay buffer's),
     the output of a model of the file whose weights are plain tensors (no
-    `nn.Parameter`) on data, a tensor after
+    `nn.Parameter`) on data, or of a module the file freezes (a loop setting
+    every parameter's `requires_grad = False`, also of one of another library,
+    and its layers: `cnn._modules.values()`, `children()`) where nothing in the
+    file turns `requires_grad` back on or stores a layer into it, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
-    too, or one that another method stores on `self` where `__init__` only
-    declares it as `None`). Where the kind of `x` is unknown, a torch-only method right after
+    too, a tensor op of such values after the block, `actions.gather(0, best)`,
+    or one that another method stores on `self` where `__init__` only
+    declares it as `None`), also as a helper of the file returns it for what a
+    call passes (a tensor without grad and a number: `tv_loss(image, 2e-2)`). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
     `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
     judged by the call), or a layer's `weight` / `bias` whose chain reaches
@@ -131,7 +139,8 @@ class DataInsteadOfDetach(Rule):
 
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op
-      kept (the mask written into `einsum`'s scores before their softmax);
+      kept (the mask written into `einsum`'s or `bmm`'s scores, or a view of
+      them, before their softmax);
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
@@ -144,14 +153,22 @@ class DataInsteadOfDetach(Rule):
       `p.data = w - w.mean()`), and state moved into a module
       (`new.register_buffer("w", old.w.data.cpu())`);
     - a `.data` copied or consumed at once: `.clone()`, `.item()`, `.tolist()`,
-      `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor), an
-      operand of arithmetic, an argument of a torch function, the source of
-      `dst.copy_(...)`, a move to the `meta` device (which holds no data);
+      `copy.deepcopy`, a cast to another dtype (`.long()` of a float tensor,
+      `.to(integer_dtype)` where every binding of the name is the same integer
+      dtype), an operand of arithmetic, an argument of a torch function, the
+      source of `dst.copy_(...)`, a move to the `meta` device (which holds no
+      data), `np.array(w.data)` (a copy unless `copy=False`);
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
-      `.numpy().copy()`, or only describes the array (`p.data.numpy().shape`,
-      `.dtype`, `len(p.data.numpy())`);
+      `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
+      array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
+      array (`p.data.numpy().shape`, `.dtype`, `len(p.data.numpy())`). An array printed, reduced (`.argmax()`),
+      cast with `.astype()`, used in arithmetic or written into another array is
+      reported: the chain reaches NumPy through `.data` (most labels say flag;
+      see docs/precision.md, round 9), and an item bound to a name
+      (`row = x.data.numpy()[0]`) of a 2-d array is a view that still shares the
+      tensor's memory;
     - a plain `x.data` that is only read (printed, handed to a function,
       returned, bound and never written), and a chain that calls `.detach()`
       anyway (`x.data.detach()`, `x.data.cpu().detach().numpy()`).
@@ -166,7 +183,9 @@ class DataInsteadOfDetach(Rule):
     operands); where nothing kept what is changed, the write hides nothing and is
     not reported. Where nothing is changed in place, `.detach()` does the same as
     `.data` and keeps that check for the day someone adds a write to the alias. The message names where the
-    tensor's grad comes from, where the inference saw it.
+    tensor's grad comes from, where the inference saw it; at an in-place write, where that step is not the
+    binding of the name that reaches the write, it names that binding first (`h` is made by `torch.exp(h)`
+    on line 6, which requires grad through `model(x)` on line 5).
 
     ## Example
     ```python
@@ -239,6 +258,7 @@ class DataInsteadOfDetach(Rule):
             if not kept_for_backward(receiver, self._write_position(node, ctx), ctx, self._parent_map(ctx)):
                 return  # no recorded op kept what the write changes: nothing is hidden from autograd
             because, related = evidence(ctx, receiver, value, grad=True, device=False)
+            because, related = self._made_by(receiver, node, ctx, value, because, related)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
         if not known and not (
@@ -251,6 +271,47 @@ class DataInsteadOfDetach(Rule):
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
         ctx.report(self, node, self.message + because, fix, related)
+
+    def _made_by(
+        self, receiver: ast.expr, data: ast.Attribute, ctx: Context, value: Value, because: str, related: tuple
+    ) -> tuple[str, tuple]:
+        """The evidence of an in-place write names the binding of the name that reaches the write (the op that made
+        the tensor written, ``e_t = torch.sigmoid(h)``) where the step that makes it require grad is another one
+        (``h = self.decoder(x)``): "`e_t` comes from `self.decoder(x)`" named an earlier step, not the tensor."""
+        name = _view_base(receiver, ctx)
+        origin_ = value.grad_origin
+        if name is None or origin_ is None or not because:
+            return because, related
+        write = self._write_position(data, ctx)
+        reaching = [binding for binding in ctx.scope.bindings.get(name, ()) if binding.position < write]
+        if not reaching or reaching[-1].value is None:
+            return because, related
+        made = reaching[-1].value
+        if not self._always_before(made, data, ctx):
+            return because, related  # bound in a branch: another binding may reach the write
+        if made.lineno <= origin_.line <= (made.end_lineno or made.lineno):
+            return because, related  # the binding is the step the evidence names
+        step = origin(made)
+        what = describe_origin(ctx, step)
+        clause = f"`{name}` is made by {what} on {ctx.source.describe_line(made.lineno)}, which requires grad through "
+        prefix = f" (`{name}` comes from " if because.startswith(f" (`{name}` comes from ") else " (it comes from "
+        if not because.startswith(prefix):
+            return because, related
+        made_by = Related(ctx.position(step.line, step.column), ctx.position(step.end_line, step.end_column), f"made by: {what}")
+        return " (" + clause + because[len(prefix) :], (*related, made_by)
+
+    def _always_before(self, made: ast.expr, data: ast.Attribute, ctx: Context) -> bool:
+        """Whether the statement that binds ``made`` lies in a block that holds (a statement around) ``data``, earlier."""
+        parents = self._parent_map(ctx)
+        if id(made) not in parents:
+            return False
+        statement = _statement(made, parents)
+        owner = parents.get(id(statement))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and statement in block:
+                return any(_within(data, later, parents) for later in block[block.index(statement) + 1 :])
+        return False
 
     def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
         """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
@@ -280,7 +341,7 @@ class DataInsteadOfDetach(Rule):
                     return _Use.COPIED, first, direct  # a copy, a reduction, arithmetic...
                 if method == "to" and any(isinstance(a, ast.Constant) and a.value == "meta" for a in call.args):
                     return _Use.COPIED, first, direct  # the meta device holds no data: nothing is shared
-                cast = _CASTS.get(method)
+                cast = _CASTS.get(method) if method not in ("to", "type") else _cast_target(call, ctx)
                 if cast in INTEGER_DTYPES or (cast is not None and source_dtype is not None and cast != source_dtype):
                     return _Use.COPIED, first, direct  # only a float tensor can require grad: an integer cast copies
                 node = call
@@ -339,6 +400,8 @@ class DataInsteadOfDetach(Rule):
                 return None
             if qualname.startswith("torch.") or qualname == "copy.deepcopy":
                 return _Use.COPIED
+            if qualname in _COPYING_CALLS and call.args and call.args[0] is argument and not _copy_false(call):
+                return _Use.COPIED  # `np.array(w.data)` copies at once (unless `copy=False`): no alias survives
             if qualname.startswith(_NUMPY_SINKS):
                 return _Use.NUMPY  # NumPy, or a plotting call that converts its argument with `np.asarray`
         if isinstance(func, ast.Name) and func.id in _PYTHON_VALUE_BUILTINS and qualname is None:
@@ -613,7 +676,8 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
 
 def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
     """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
-    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
+    ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element), a comparison's bool array (as
+    ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
     ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
     while True:
@@ -629,15 +693,39 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
             node = call
+        elif isinstance(parent, ast.Compare):
+            return True  # `x.data.numpy() == k`: a new bool array, which neither aliases the tensor nor requires grad
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
             if isinstance(parent.func, ast.Name) and parent.func.id in ("float", "int", "bool", "complex", "len"):
                 return True
             if ctx.qualname(parent.func) not in _COPYING_CALLS:
                 return False
-            copy = next((keyword.value for keyword in parent.keywords if keyword.arg == "copy"), None)
-            return not (isinstance(copy, ast.Constant) and copy.value is False)
+            return not _copy_false(parent)
         else:
             return False
+
+
+def _cast_target(call: ast.Call, ctx: Context) -> str | None:
+    """The dtype that ``t.to(...)`` / ``t.type(...)`` casts to, where the call spells it (``torch.uint8``) or names a
+    variable that every binding of the scope sets to the same dtype (``integer_dtype = torch.uint8``)."""
+    found: set[str | None] = set()
+    for argument in [*call.args, *(keyword.value for keyword in call.keywords if keyword.arg == "dtype")]:
+        if isinstance(argument, ast.Name) and argument.id not in ctx.scope.parameters:
+            bindings = ctx.scope.bindings.get(argument.id, ())
+            values = [binding.value for binding in bindings]
+            if values and all(value is not None for value in values):
+                found |= {K.dtype_from_qualname(ctx.qualname(value) or "") for value in values}  # type: ignore[arg-type]
+                continue
+        qualname = ctx.qualname(argument)
+        if qualname is not None and K.dtype_from_qualname(qualname) is not None:
+            found.add(K.dtype_from_qualname(qualname))
+    return found.pop() if len(found) == 1 else None
+
+
+def _copy_false(call: ast.Call) -> bool:
+    """``np.array(x, copy=False)``: no copy where none is needed."""
+    copy = next((keyword.value for keyword in call.keywords if keyword.arg == "copy"), None)
+    return isinstance(copy, ast.Constant) and copy.value is False
 
 
 def _on_self(func: ast.expr) -> bool:
