@@ -652,17 +652,24 @@ def _holders(facts: FileFacts, calls: list[ast.Call]):
 
 
 def _parameters_from_package(oracle: PackageOracle, path: str, facts: FileFacts, calls: list[ast.Call], dependencies: dict[str, str]) -> None:
-    """A calling function's parameters as the package's callers pass them (one level further), so that what it hands
-    on (`build_super_images(imgs, captions)` passing `captions` to `drawCaption`) is what its callers give it. Only
-    for a function with no summary of its own yet and parameters to fill; its calls are walked after this."""
+    """A calling function's parameters that every call of it in the package passes without grad (one level further),
+    so that what it hands on from them (`show(ids)` passing `ids` to `_decode`) holds none either. Only those: the
+    answer removes risk, never adds it (the rest of its parameters are what the file alone says). Asked before the
+    calls are walked, once per function."""
+    from flake8_tensorconv.values import Kind
+
+    followed = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN, Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE)
     for holder, owner in _holders(facts, calls):
         arguments = [*holder.args.posonlyargs, *holder.args.args, *holder.args.kwonlyargs]
-        if id(holder) in facts.caller_summaries or len(arguments) <= (owner is not None):
+        if id(holder) in facts.package_parameters or len(arguments) <= (owner is not None):
             continue
+        facts.package_parameters[id(holder)] = {}
         answer = oracle.callers(holder, owner, depth=1, path=path)
         dependencies.update(answer.dependencies)
-        if answer.summary is not None and id(holder) not in facts.caller_summaries:
-            facts.caller_summaries[id(holder)] = answer.summary
+        if answer.summary is not None:
+            facts.package_parameters[id(holder)] = {
+                name: value for name, value in answer.summary.arguments.items() if value.kind in followed and _grad_free(value)
+            }
 
 
 # Each calling file's walk, for one linted file (weakly keyed by facts made for that file).
