@@ -562,3 +562,109 @@ def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind
     folder = make_modules(tmp_path, nets=nets, synthesize=text)
     assert lint_text_alone(folder / "synthesize.py") == [("TCV104", 12)]
     assert lint(folder / "synthesize.py") == [("TCV104", 12)]
+
+
+# ------------------------------------------------------------------ what the callers of a caller pass (round 9)
+STORE = """\
+import torch
+
+
+class Storage:
+    def __init__(self):
+        self.values = []
+
+    def add(self, obs, logits):
+        self.values.append((obs, logits.clone().cpu().numpy()))
+
+
+def _decode(tokens, logits):
+    return tokens.data.cpu().numpy(), logits.cpu().numpy()
+
+
+def show(tokens, logits):
+    return _decode(tokens, logits)
+"""
+
+# Storage.add's TCV101, then _decode's TCV104 and TCV101.
+STORE_FINDINGS = [("TCV101", 9), ("TCV104", 13), ("TCV101", 13)]
+
+COLLECT = """\
+import numpy as np
+import torch
+
+from .store import Storage, show
+
+
+def collect(net, obs, path):
+    storage, seen = Storage(), set()
+    logits = net(obs)
+    storage.add(obs, {passed})
+    seen.add(net(obs))
+    ids = torch.from_numpy(np.load(path))
+    return show(ids, {passed}), storage, seen
+"""
+
+
+def test_what_the_callers_of_a_caller_pass_settles_the_findings(tmp_path):
+    """`_decode` is called only by `show` of its own file, which the package calls with token ids loaded from NumPy and
+    a detached output: `_decode`'s parameters hold no grad. `Storage.add` is given a detached output; `seen.add(...)`
+    with one argument cannot be a call of `add(obs, logits)`, so it says nothing of it."""
+    folder = make_modules(tmp_path, store=STORE, collect=COLLECT.format(passed="logits.detach()"))
+    assert lint_text_alone(folder / "store.py") == STORE_FINDINGS
+    dependencies: dict[str, str] = {}
+    assert lint(folder / "store.py", dependencies) == []
+    assert str(folder / "collect.py") in dependencies
+
+
+def test_what_the_callers_of_a_caller_pass_with_grad_keeps_the_findings(tmp_path):
+    """The same callers passing the output itself: `logits` requires grad in `add` and `_decode`; the token ids still
+    hold none."""
+    folder = make_modules(tmp_path, store=STORE, collect=COLLECT.format(passed="logits"))
+    assert lint(folder / "store.py") == [("TCV101", 9), ("TCV101", 13)]
+
+
+def test_a_call_the_signature_cannot_take_is_another_objects_method(tmp_path):
+    """Calls of `x.add(...)` that `Storage.add` could not take (too few arguments, an unknown keyword) are not its
+    calls; a call that could take them (`*args`), or a matching one with grad, keeps the finding."""
+    collect = COLLECT.format(passed="logits.detach()")
+    folder = make_modules(tmp_path, store=STORE, collect=collect + "\n\ndef other(bag, net, x):\n    bag.add(net(x), key=1)\n")
+    assert ("TCV101", 9) not in lint(folder / "store.py")
+    (folder / "more.py").write_text("def more(bag, net, x):\n    bag.add(*net(x))\n")
+    assert ("TCV101", 9) in lint(folder / "store.py")
+    (folder / "more.py").write_text("def more(bag, net, x):\n    bag.add(x, logits=net(x))\n")
+    assert ("TCV101", 9) in lint(folder / "store.py")
+
+
+RUN_STORE = """\
+import sys, numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+import proj.store as store
+from proj.collect import collect
+seen = []
+original = store._decode
+def spy(tokens, logits):
+    seen.append((tokens.requires_grad, logits.requires_grad))
+    return original(tokens, logits)
+store._decode = spy
+np.save(sys.argv[2], np.arange(4))
+net = torch.nn.Linear(4, 2)
+(arrays, _), storage, _ = collect(net, torch.ones(1, 4), sys.argv[2])
+print(seen, len(storage.values))
+try:
+    store.Storage().add(None, net(torch.ones(1, 4)))
+except RuntimeError as error:
+    print("raised:", str(error)[:18])
+"""
+
+
+def test_what_the_callers_of_a_caller_pass_holds_at_run_time(tmp_path):
+    """The silence's claim: run as the package runs it, `_decode` gets tensors without grad and `add` converts without
+    raising; given the output itself, `add` raises (TCV101's claim)."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, store=STORE, collect=COLLECT.format(passed="logits.detach()"))
+    command = [sys.executable, "-c", RUN_STORE, str(tmp_path), str(tmp_path / "ids.npy")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["[(False, False)] 1", "raised: Can't call numpy()"]

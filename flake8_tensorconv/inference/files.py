@@ -193,6 +193,9 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        # Parameters without grad in every call the package makes of a function, by function (inference/package.py:
+        # set only in the facts a package oracle walks, for the functions that hold the calls it asks about).
+        self.package_parameters: dict[int, dict[str, object]] = {}
         # (caller, depth) -> its walk for summaries, as far as it went (see summaries._CallerWalk).
         self.caller_walks: dict[tuple[int, int], object] = {}
         # function -> the names it binds (a walk of its body, done once: see summaries.call_context).

@@ -10,7 +10,8 @@ their size and mtime stay the same, parses only the files whose text writes the 
 looks only at the lines that write it, and walks each calling file with the interpreter once per
 process, as far as the functions holding the calls (so that their ``no_grad`` blocks, grad-mode
 decorators, framework hooks and same-file callers count; one more level of the package's callers
-of a calling function too). The answer is a
+of a calling function too, for its grad mode and for what it hands on from its own parameters).
+A call that the function's signature could not take is not one of its calls. The answer is a
 :class:`~flake8_tensorconv.inference.summaries.CallerSummary`: what the calls pass and whether
 grad mode is on at one of them at least. The context then walks the function once more with it.
 
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
 from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
+from flake8_tensorconv.inference.support import is_staticmethod
 from flake8_tensorconv.trees import walk
 
 if TYPE_CHECKING:
@@ -506,6 +508,8 @@ def _calls_of(
         if inside[0] <= getattr(node, "lineno", 0) <= inside[1]:
             continue  # the function itself, and its recursive calls, which run as its caller does
         called = isinstance(parent, ast.Call) and parent.func is node
+        if called and not _accepts(function, parent, class_name is not None):  # type: ignore[arg-type]
+            continue  # `db.add(context, action, reward)`: a TypeError if it were this function, so another's
         if class_name is not None and isinstance(node, ast.Attribute):
             if called:
                 calls.append(parent)  # type: ignore[arg-type]
@@ -519,6 +523,31 @@ def _calls_of(
         elif class_name is None and isinstance(node, ast.Attribute) and called and _names_a_module(facts, node.value):
             calls.append(parent)  # type: ignore[arg-type]
     return calls
+
+
+def _accepts(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, method: bool) -> bool:
+    """Whether ``function`` can take the arguments ``call`` spells (``*x`` and ``**x`` may be anything): a call that
+    passes more positions than it has, a keyword it lacks or leaves a required parameter out is some other
+    function's (or would raise TypeError before anything is passed)."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return True
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    required = len(positional) - len(args.defaults)
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    classmethod = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in function.decorator_list)
+    unbound = isinstance(receiver, ast.Name) and receiver.id[:1].isupper() and not classmethod  # `Class.method(obj, ...)`
+    if method and not unbound and not is_staticmethod(function):
+        positional, required = positional[1:], required - 1
+    if len(call.args) > len(positional) and args.vararg is None:
+        return False
+    names = {arg.arg for arg in [*args.args, *args.kwonlyargs]}
+    keywords = {keyword.arg for keyword in call.keywords}
+    if args.kwarg is None and not keywords <= names:
+        return False
+    missing = [arg.arg for arg in positional[len(call.args) : max(required, 0)]]
+    missing += [arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is None]
+    return all(name in keywords for name in missing)
 
 
 def _names_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
@@ -543,6 +572,8 @@ def _summarise(
         walk = _CALLER_WALKS.get(facts)
         if walk is None:
             walk = _CALLER_WALKS[facts] = _CallingFileWalk(facts)
+        if depth == 0:
+            _parameters_from_package(oracle, path, facts, calls, dependencies)
         if not walk.reach(calls):
             return CallerSummary({}, True)  # another file's trouble is no finding's evidence
         interpreter, modes = walk.interpreter, walk.modes
@@ -603,6 +634,53 @@ class _CallingFileWalk:
             self.failed = True
             return False
         return True
+
+
+def _holders(facts: FileFacts, calls: list[ast.Call]):
+    """The module-level functions and methods of module-level classes that make ``calls``, with their class names."""
+    lines = {call.lineno for call in calls}
+    for statement in facts.tree.body:
+        if isinstance(statement, ast.ClassDef):
+            owner, candidates = statement.name, statement.body
+        else:
+            owner, candidates = None, [statement]
+        for candidate in candidates:
+            if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                candidate.lineno <= line <= (candidate.end_lineno or 0) for line in lines
+            ):
+                yield candidate, owner
+
+
+def _parameters_from_package(oracle: PackageOracle, path: str, facts: FileFacts, calls: list[ast.Call], dependencies: dict[str, str]) -> None:
+    """A calling function's parameters that every call of it in the package passes without grad (one level further),
+    so that what it hands on from them (`show(ids)` passing `ids` to `_decode`) holds none either. Only those: the
+    answer removes risk, never adds it (the rest of its parameters are what the file alone says). Asked before the
+    calls are walked, once per function, and only for one whose calls name one of its parameters in their arguments
+    (a parameter handed on through a local is not followed: reading every caller's callers cost 18 % of the corpus's
+    time)."""
+    from flake8_tensorconv.values import Kind
+
+    followed = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN, Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE)
+    for holder, owner in _holders(facts, calls):
+        arguments = [*holder.args.posonlyargs, *holder.args.args, *holder.args.kwonlyargs]
+        if id(holder) in facts.package_parameters or len(arguments) <= (owner is not None):
+            continue
+        names = {arg.arg for arg in arguments[owner is not None :]}
+        made = [call for call in calls if holder.lineno <= call.lineno <= (holder.end_lineno or 0)]
+        if not any(isinstance(node, ast.Name) and node.id in names for call in made for node in _argument_nodes(call)):
+            continue  # its calls pass none of its parameters on as such: not worth reading its callers for
+        facts.package_parameters[id(holder)] = {}
+        answer = oracle.callers(holder, owner, depth=1, path=path)
+        dependencies.update(answer.dependencies)
+        if answer.summary is not None:
+            facts.package_parameters[id(holder)] = {
+                name: value for name, value in answer.summary.arguments.items() if value.kind in followed and _grad_free(value)
+            }
+
+
+def _argument_nodes(call: ast.Call):
+    for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+        yield from walk(argument)
 
 
 # Each calling file's walk, for one linted file (weakly keyed by facts made for that file).

@@ -622,7 +622,11 @@ class SummariesMixin:
     def _parameter_value(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg, class_name: str | None, summary: CallerSummary | None
     ) -> Value:
-        """What a parameter holds: what the same-file callers pass, else what its declaration says."""
+        """What a parameter holds: what the same-file callers pass, else what its declaration says; a value without grad
+        that every call of the package passes, where a package oracle found one."""
+        from_package = self.facts.package_parameters.get(id(function))
+        if from_package and arg.arg in from_package:
+            return from_package[arg.arg]  # type: ignore[return-value]
         annotated = self._annotation_value(arg.annotation)
         if summary is not None and arg.arg in summary.arguments:
             passed = summary.arguments[arg.arg]

@@ -135,7 +135,8 @@ class DataInsteadOfDetach(Rule):
     the file cannot settle how a function or method is called, the finding asks
     the package before it is reported, as for TCV101 (every call in the
     package's other modules under `no_grad` / `inference_mode`, or passing
-    values without grad: silent; one call with grad on keeps it).
+    values without grad, also into a calling function's parameters that it
+    hands on, one level up: silent; one call with grad on keeps it).
 
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op

@@ -42,7 +42,12 @@ class NumpyRequiresGrad(Rule):
     functions that call it, one level up) runs under `no_grad` /
     `inference_mode`, or passes values without grad, it is silent (an
     evaluation loop under `@torch.no_grad()` calling a model's `predict`); one
-    call with grad on keeps it. A name is no evidence in a private
+    call with grad on keeps it. A calling function's parameter that every
+    call of it in the package passes without grad holds none where it is
+    handed on (a public `show(ids)` handing loaded token ids to a private
+    `_decode`), one level up too; a
+    call that the function's signature could not take (`seen.add(x)` for an
+    `add(obs, value)`) is some other object's, not one of its calls. A name is no evidence in a private
     function (`_helper`: its callers are the file's, followed or unknown), for
     a gradient (`grad_output`), for a prediction the function scores against
     ground truth it converts to NumPy too (a metric: `y_preds` beside
