@@ -88,7 +88,7 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
 # held-out labels go in "fresh-9".
 PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9")
-HELD_OUT = ("fresh-9",)
+HELD_OUT = ("fresh-10",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
