@@ -690,16 +690,10 @@ _CALLER_WALKS: weakref.WeakKeyDictionary[FileFacts, _CallingFileWalk] = weakref.
 def _called_without_grad(oracle: PackageOracle, path: str, facts: FileFacts, call: ast.Call, dependencies: dict[str, str]) -> bool:
     """Whether the function of ``facts`` that makes ``call`` (module-level, or a method of a module-level class)
     is called by the package only without grad."""
-    for statement in facts.tree.body:
-        if isinstance(statement, ast.ClassDef):
-            owner, candidates = statement.name, statement.body
-        else:
-            owner, candidates = None, [statement]
-        for candidate in candidates:
-            if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidate.lineno <= call.lineno <= (candidate.end_lineno or 0):
-                answer = oracle.callers(candidate, owner, depth=1, path=path)
-                dependencies.update(answer.dependencies)
-                return answer.summary is not None and not answer.summary.grad_enabled
+    for candidate, owner in _holders(facts, [call]):
+        answer = oracle.callers(candidate, owner, depth=1, path=path)
+        dependencies.update(answer.dependencies)
+        return answer.summary is not None and not answer.summary.grad_enabled
     return False
 
 
