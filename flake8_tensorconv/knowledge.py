@@ -108,17 +108,18 @@ BOOL_RESULT_METHODS = frozenset(
 NORM_BUFFER_ATTRIBUTES = frozenset({"running_mean", "running_var", "num_batches_tracked"})
 # Datasets whose `data` attribute is stored data (torchvision's MNIST, CIFAR...): no tensor of a graph.
 DATASET_MODULES = ("torchvision.datasets.",)
-# torch's data loader: what iterating one gives is collated batches of data, without grad (`for x, y in loader`, also where
-# a function of the package returns the loader it built).
 # torch modules whose `reset_parameters()` initialises every parameter the module holds (`for weight in
 # self.parameters(): init.uniform_(weight, -stdv, stdv)` in RNNBase and RNNCellBase), a subclass's own too.
 RESETS_EVERY_PARAMETER = frozenset(
-    f"torch.nn.{name}" for name in "RNN LSTM GRU RNNCell LSTMCell GRUCell RNNBase RNNCellBase".split()
-) | frozenset(f"torch.nn.modules.rnn.{name}" for name in "RNN LSTM GRU RNNCell LSTMCell GRUCell RNNBase RNNCellBase".split())
+    f"{module}.{name}" for module in ("torch.nn", "torch.nn.modules.rnn")
+    for name in "RNN LSTM GRU RNNCell LSTMCell GRUCell RNNBase RNNCellBase".split()
+)
 # Constants of NumPy and `math` that are Python floats (`np.pi * t` is a number, `np.sin` of it a NumPy scalar).
 FLOAT_CONSTANTS = frozenset(
     {"numpy.pi", "numpy.e", "numpy.euler_gamma", "numpy.inf", "numpy.nan", "math.pi", "math.e", "math.tau", "math.inf", "math.nan"}
 )
+# torch's data loader: what iterating one gives is collated batches of data, without grad (`for x, y in loader`, also where
+# a function of the package returns the loader it built).
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # Data transforms (torchvision's `Compose`, `ToTensor`, `Normalize`...): what they make of an image is data, without grad.
 TRANSFORM_MODULES = ("torchvision.transforms.",)

@@ -49,3 +49,20 @@ def parent_map(root: ast.AST) -> dict[int, ast.AST]:
             parents[id(child)] = node
             todo.append(child)
     return parents
+
+
+def last_name(node: ast.expr) -> str:
+    """The last name of a name or an attribute chain (``step`` of ``env.step``, ``Linear`` of ``nn.Linear``); ``""``
+    for any other expression."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def statements_after(statement: ast.AST, parents: dict[int, ast.AST]) -> list[ast.stmt]:
+    """The statements after ``statement`` in the block that holds it (a ``body``, ``orelse`` or ``finalbody``);
+    none where it is in no such block."""
+    owner = parents.get(id(statement))
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(owner, field, None)
+        if isinstance(block, list) and statement in block:
+            return block[block.index(statement) + 1 :]
+    return []

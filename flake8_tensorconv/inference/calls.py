@@ -23,6 +23,7 @@ from flake8_tensorconv.inference.support import (
     literal_bool,
     root_name,
 )
+from flake8_tensorconv.trees import last_name
 from flake8_tensorconv.values import (
     INTEGER_DTYPES,
     NUMBER,
@@ -49,7 +50,7 @@ _TORCH_LITERAL_DTYPES = {"float64": "float32", "complex128": "complex64"}
 def _pretrained_model_class(cls: ast.expr) -> bool:
     """``AutoModel``, ``BertForMaskedLM``, ``UNet2DConditionModel``: a model class by the naming of the hubs' libraries
     (a tokenizer, processor, config or scheduler is none)."""
-    name = cls.attr if isinstance(cls, ast.Attribute) else cls.id if isinstance(cls, ast.Name) else ""
+    name = last_name(cls)
     return (re.search(r"Model|[a-z]For[A-Z]", name) is not None) and re.search(K.NOT_A_PRETRAINED_MODEL, name) is None
 
 
@@ -437,7 +438,7 @@ class CallsMixin:
         if not isinstance(expression, ast.Call):
             return False
         func = expression.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        name = last_name(func)
         qualname = self.facts.qualname(func)
         return (
             name[:1].isupper() and not name.isupper() and qualname is not None

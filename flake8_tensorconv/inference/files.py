@@ -212,6 +212,7 @@ class FileFacts:
         # pattern -> the names it captures in the file's text (see _names_matching).
         self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
         self._trained_models: frozenset[str] | None = None
+        self._freezes_by_name: bool | None = None
         self.filled_on_self_lines: list[int] = []
         # The bindings / def-use index of the scopes summaries ask about (whose names hold a class's instance).
         self.scopes = ScopeIndex(text)
@@ -381,13 +382,10 @@ class FileFacts:
     def freezes_by_name(self) -> bool:
         """Whether the file's text can freeze a module at all (``requires_grad = False``, ``requires_grad_(False)``,
         ``.freeze()``): worked out once, so that a name of unknown kind asks :attr:`frozen_models` only in such files."""
-        found = self._names_by_pattern.get(_FREEZES_AT_ALL)
-        if found is None:
+        if self._freezes_by_name is None:
             text = self.text or ""
-            found = self._names_by_pattern[_FREEZES_AT_ALL] = frozenset({"yes"}) if "freeze(" in text or (
-                "requires_grad" in text and _FREEZES_AT_ALL.search(text)
-            ) else frozenset()
-        return bool(found)
+            self._freezes_by_name = "freeze(" in text or ("requires_grad" in text and _FREEZES_AT_ALL.search(text) is not None)
+        return self._freezes_by_name
 
     def stays_frozen(self, name: str) -> bool:
         """Whether nothing in the file can give the frozen module ``name`` a parameter that requires grad again: no

@@ -190,10 +190,9 @@ class GuardsMixin:
                 other = test.left
             if (
                 isinstance(test.ops[0], (ast.In, ast.NotIn)) and isinstance(test.left, ast.Constant)
-                and test.left.value in ("cuda", "cpu") and _device_type_subject(test.comparators[0]) is not None
+                and test.left.value in ("cuda", "cpu") and (name := _device_type_subject(test.comparators[0])) is not None
             ):
                 # `"cuda" in str(t.device)`: as `t.is_cuda` (elsewhere: the CPU, or another accelerator); `"cpu" in ...`.
-                name = _device_type_subject(test.comparators[0])
                 found = {"device": Device.CPU} if test.left.value == "cpu" else {"device": Device.ACCELERATOR}
                 other_device = {"device": Device.MAYBE} if test.left.value == "cpu" else {"device": Device.UNKNOWN}
                 if isinstance(test.ops[0], ast.In):

@@ -15,7 +15,7 @@ from flake8_tensorconv.inference.support import (
     kwarg,
     literal_bool,
 )
-from flake8_tensorconv.trees import walk
+from flake8_tensorconv.trees import last_name, walk
 from flake8_tensorconv.values import (
     UNKNOWN,
     Device,
@@ -87,7 +87,7 @@ class ModulesMixin:
             device_origin = origin(node) if moved else receiver.device_origin
             dtype = self._module_dtype(receiver, name, node, args, keywords)
             return receiver.with_(device=device, facts=facts, dtype=dtype, device_origin=device_origin)
-        if name in ("children", "modules") and not node.args and receiver.grad is Grad.NO and not receiver.facts & {Fact.PARAMETRIZED, Fact.SELF}:
+        if name in ("children", "modules") and not node.args and self._frozen_module(receiver):
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=receiver)  # the layers of a frozen module are frozen
         if name in ("parameters", "buffers"):
             grad = Grad.YES if name == "parameters" else Grad.NO
@@ -235,7 +235,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
     for node in walk(method):
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            name = last_name(func)
             if name in _REGISTERS or name == "Parameter" or name.endswith(("ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict")):
                 return False
         targets: list[ast.expr] = []

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
 from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
-from flake8_tensorconv.inference.support import is_staticmethod
+from flake8_tensorconv.inference.support import is_classmethod, is_staticmethod
 from flake8_tensorconv.trees import walk
 
 if TYPE_CHECKING:
@@ -535,8 +535,7 @@ def _accepts(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, m
     positional = [*args.posonlyargs, *args.args]
     required = len(positional) - len(args.defaults)
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-    classmethod = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in function.decorator_list)
-    unbound = isinstance(receiver, ast.Name) and receiver.id[:1].isupper() and not classmethod  # `Class.method(obj, ...)`
+    unbound = isinstance(receiver, ast.Name) and receiver.id[:1].isupper() and not is_classmethod(function)  # `Class.method(obj, ...)`
     if method and not unbound and not is_staticmethod(function):
         positional, required = positional[1:], required - 1
     if len(call.args) > len(positional) and args.vararg is None:

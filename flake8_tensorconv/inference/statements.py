@@ -15,13 +15,14 @@ from flake8_tensorconv.inference.support import (
     as_data,
     attribute_key,
     element_of,
+    is_classmethod,
     is_staticmethod,
     iterates_a_loader,
     kwarg,
     literal_bool,
     terminates,
 )
-from flake8_tensorconv.trees import child_nodes
+from flake8_tensorconv.trees import child_nodes, last_name
 from flake8_tensorconv.values import (
     OTHER,
     UNKNOWN,
@@ -74,7 +75,7 @@ class StatementsMixin:
                 env[arg.arg] = self._annotation_value(arg.annotation)  # self / cls: not a caller's tensor
                 if class_name in self.facts.module_classes and arg.arg == "self":
                     env["self"] = Value(kind=Kind.MODULE, grad=Grad.NO, facts=frozenset({Fact.PARAMETRIZED, Fact.SELF}))
-                elif env[arg.arg] == UNKNOWN and not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+                elif env[arg.arg] == UNKNOWN and not is_classmethod(node):
                     env[arg.arg] = Value(facts=frozenset({Fact.SELF}))  # an instance of a class of the file
             elif not self.caller_params:
                 bound = self.bound_parameters.get(arg.arg) if node is self.summary_of else None
@@ -272,7 +273,7 @@ class StatementsMixin:
         values = _bound_values(self.facts, name, self.state.function or self.facts.tree)
         for value in values:
             func = value.func if isinstance(value, ast.Call) else None
-            last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            last = last_name(func)
             if not (last[:1].isupper() and not last.isupper()) or re.search(K.NOT_A_PRETRAINED_MODEL, last):
                 return False
         return bool(values)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
+from flake8_tensorconv.trees import last_name
 from flake8_tensorconv.values import (
     NUMBER,
     UNKNOWN,
@@ -73,6 +74,10 @@ def is_none(node: ast.expr) -> bool:
 
 def is_staticmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def is_classmethod(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
 
 
 def terminates(body: list[ast.stmt]) -> bool:
@@ -236,7 +241,7 @@ def iterates_a_loader(node: ast.expr, binding: Callable[[str], ast.expr | None] 
     data loader (or the samples of a dataset), also through a name bound once to one (``it = tqdm(dl)``, ``with tqdm(loader) as t``)."""
     while isinstance(node, ast.Call) and node.args:
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        name = last_name(func)
         if name.endswith(("DataLoader", "Dataset")):
             return True
         if name not in _ITEM_WRAPPERS:

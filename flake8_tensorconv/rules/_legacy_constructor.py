@@ -12,7 +12,7 @@ from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.knowledge import RESETS_EVERY_PARAMETER, dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
-from flake8_tensorconv.trees import child_nodes, walk
+from flake8_tensorconv.trees import child_nodes, last_name, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 if TYPE_CHECKING:
@@ -489,7 +489,7 @@ class Initialisation:
     def _argument(self, call: ast.Call, ctx: Context, depth: int) -> Fate:
         func = call.func
         qualname = ctx.facts.qualname(func) or ""
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = last_name(func)
         if qualname in _WRAPPERS:
             return self._fate(call, ctx, depth + 1)  # `Variable(torch.Tensor(3, 4))`: still the allocation
         if writes_argument(call, ctx):
@@ -689,7 +689,7 @@ class Initialisation:
                 if (
                     isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "apply"
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and len(call.args) == 1
-                    and _call_name(call.args[0]) in defined
+                    and last_name(call.args[0]) in defined
                 ):
                     return True
         return False
@@ -799,7 +799,7 @@ class Initialisation:
                         continue
                     if (
                         isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.args[0], ast.Name)
-                        and value.args[0].id in given and _call_name(value.func) == "Parameter"
+                        and value.args[0].id in given and last_name(value.func) == "Parameter"
                     ):
                         replaced.add(target.attr)
         return replaced
@@ -832,7 +832,7 @@ def writes_argument(call: ast.Call, ctx: Context) -> bool:
         return False
     func = call.func
     qualname = (ctx.facts.qualname(func) or "").lower()
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = last_name(func)
     if qualname.startswith("torch.nn.init."):
         return True
     if name in _INIT_FUNCTIONS and not qualname.startswith(("torch.", "numpy.")):
@@ -914,10 +914,6 @@ def _function_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         node = parents.get(id(node))  # type: ignore[assignment]
     return node
-
-
-def _call_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _initialising_method(function: ast.AST) -> bool:

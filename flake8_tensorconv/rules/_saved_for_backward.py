@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
+from flake8_tensorconv.trees import statements_after
 from flake8_tensorconv.values import Grad, Kind
 
 # How deep names bound to views or aliases of other names are followed.
@@ -123,16 +124,7 @@ class _Question:
 
     def _runs_before(self, store: ast.AST, at: tuple[int, int]) -> bool:
         """The statement of ``store`` lies in a block that also holds (a statement around) ``at``, earlier."""
-        statement = self._statement(store)
-        block_owner = self.parents.get(id(statement))
-        if block_owner is None:
-            return False
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(block_owner, field, None)
-            if isinstance(block, list) and statement in block:
-                index = block.index(statement)
-                return any(start(later) <= at <= end(later) for later in block[index + 1 :])
-        return False
+        return any(start(later) <= at <= end(later) for later in statements_after(self._statement(store), self.parents))
 
     def _loop_around_write(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """The span of the innermost loop around the write, if any."""

@@ -10,7 +10,7 @@ from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.trees import parent_map, walk
+from flake8_tensorconv.trees import parent_map, statements_after, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
@@ -306,13 +306,7 @@ class DataInsteadOfDetach(Rule):
         parents = self._parent_map(ctx)
         if id(made) not in parents:
             return False
-        statement = _statement(made, parents)
-        owner = parents.get(id(statement))
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(owner, field, None)
-            if isinstance(block, list) and statement in block:
-                return any(_within(data, later, parents) for later in block[block.index(statement) + 1 :])
-        return False
+        return any(_within(data, later, parents) for later in statements_after(_statement(made, parents), parents))
 
     def _use(self, data: ast.Attribute, ctx: Context) -> tuple[_Use, str | None, bool]:
         """What becomes of ``x.data`` (followed through views and containers), the method called on it first,
