@@ -87,7 +87,7 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
 # held-out labels go in "fresh-9".
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9")
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10")
 HELD_OUT = ("fresh-10",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
@@ -133,10 +133,14 @@ def read_split(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     split = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         words = line.split("#", 1)[0].split()
-        if len(words) == 2 and words[0] in PARTS[1:]:
-            split[words[1]] = words[0]
+        if not words:
+            continue
+        if len(words) != 2 or words[0] not in PARTS[1:]:
+            # A part this script does not know would fall back to the hash split and be scored as tuning data.
+            raise SystemExit(f"{path}:{number}: expected 'PART NAME' with PART one of {', '.join(PARTS[1:])}: {line.strip()!r}")
+        split[words[1]] = words[0]
     return split
 
 
