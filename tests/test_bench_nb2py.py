@@ -35,3 +35,17 @@ def test_convert_folder_skips_a_broken_notebook_by_name(tmp_path, capsys):
     assert nb2py.convert_folder(tmp_path) == 1
     assert (tmp_path / "good.ipynb.py").read_text(encoding="utf-8") == "y = 2\n"
     assert "bad.ipynb" in capsys.readouterr().err
+
+
+def test_a_line_that_continues_an_expression_is_python_even_when_it_starts_with_percent():
+    source = "steps = (total\n         % every)\nx = [1,\n     !flag]\n%time f()"
+    text = nb2py.notebook_to_python(notebook(source))
+    assert text.splitlines() == ["steps = (total", "         % every)", "x = [1,", "     !flag]", "# %time f()"]
+
+
+def test_a_magic_after_a_finished_multi_line_string_or_backslash_is_still_a_magic():
+    source = 'doc = """a\n%not a magic\n"""\ny = 1 + \\\n    2\n%matplotlib inline'
+    text = nb2py.notebook_to_python(notebook(source))
+    assert text.splitlines()[1] == "%not a magic"
+    assert text.splitlines()[-1] == "# %matplotlib inline"
+    ast.parse(text)

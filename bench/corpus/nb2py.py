@@ -5,8 +5,9 @@ Usage: python3 bench/corpus/nb2py.py FOLDER
 For each `NAME.ipynb` under FOLDER (recursively, in sorted order) this writes
 `NAME.ipynb.py`: the sources of the code cells joined with one blank line
 between cells; markdown and raw cells are skipped. A line that is IPython
-syntax rather than Python (after leading whitespace it starts with `%`, `!`
-or `?`, or it ends with `?`) becomes a comment, `# ` + the line, so the file
+syntax rather than Python (it starts a statement, and after leading whitespace it
+starts with `%`, `!` or `?`, or it ends with `?`; a line inside brackets, a string or
+after a backslash, such as `% n)` continuing an expression, is Python) becomes a comment, `# ` + the line, so the file
 parses and every other line keeps its text; an indented one (inside an `if` or a
 loop) becomes `pass  # ` + the line at its indentation, so that a block holding
 only a magic (`if IN_COLAB:` / `    !pip install ...`) still has a body. The labels of the benchmark refer
@@ -22,8 +23,10 @@ Standard library only.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import tokenize
 from pathlib import Path
 
 
@@ -63,8 +66,34 @@ def python_cells(notebook: dict) -> list[str]:
             continue
         # nbformat 3 calls a code cell's source "input"
         source = cell.get("source", cell.get("input", ""))
-        cells.append("\n".join(python_line(line) for line in cell_lines(source)))
+        cells.append("\n".join(_python_lines(cell_lines(source))))
     return cells
+
+
+def _python_lines(lines: list[str]) -> list[str]:
+    """A cell's lines as Python: only a line that starts a statement can be IPython syntax."""
+    converted, statement = [], ""
+    for line in lines:
+        if not statement and is_ipython_line(line):
+            converted.append(python_line(line))
+            continue
+        converted.append(line)
+        statement += line + "\n"
+        if not _continues(statement):
+            statement = ""
+    return converted
+
+
+def _continues(text: str) -> bool:
+    """Whether the statement begun in ``text`` goes on: an open bracket or string, or a backslash at the end."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            pass
+    except tokenize.TokenError:
+        return True
+    except SyntaxError:  # the parser reports it; the next line starts afresh
+        return False
+    return False
 
 
 def notebook_to_python(notebook: dict) -> str:
