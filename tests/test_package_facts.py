@@ -432,6 +432,20 @@ def test_a_constructor_that_freezes_part_of_the_model_freezes_nothing_for_sure(t
     assert ("TCV104", 9) in lint(folder / "describe.py")
 
 
+# The loop sets what the constructor's flag holds (DeOldify's InceptionV3): False left to its default, or passed True.
+FLAG_LOOP = NETS.replace(
+    "        if not requires_grad:\n            for param in self.parameters():\n" + FREEZE,
+    "        for param in self.parameters():\n            param.requires_grad = requires_grad\n",
+)
+
+
+@pytest.mark.parametrize(("call", "reported"), [("Vgg()", False), ("Vgg(requires_grad=False)", False), ("Vgg(requires_grad=True)", True)])
+def test_a_constructor_that_sets_requires_grad_to_its_flag(tmp_path, call, reported):
+    assert "param.requires_grad = requires_grad" in FLAG_LOOP
+    folder = make_modules(tmp_path, nets=FLAG_LOOP, describe=USES_NETS.replace("Vgg()(images)", f"{call}(images)"))
+    assert (("TCV104", 9) in lint(folder / "describe.py")) is reported
+
+
 def test_the_file_that_unfreezes_the_model_keeps_its_findings(tmp_path):
     text = USES_NETS.replace("    style = Vgg()(images)\n", "    vgg = Vgg()\n    vgg.requires_grad_(True)\n    style = vgg(images)\n")
     folder = make_modules(tmp_path, nets=NETS, describe=text)
