@@ -82,7 +82,7 @@ NON_TENSOR_BUILTINS = frozenset({"int", "float", "bool", "complex", "str", "byte
 
 # Tensor methods with integer / bool results.
 INTEGER_METHODS = {
-    **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount".split()},
+    **{name: "int64" for name in "argmax argmin argsort nonzero long bucketize count_nonzero bincount multinomial".split()},
     # A sparse tensor's index tensors (COO, CSR, CSC, BSR): int64 by default, never requiring grad.
     **{name: "int64" for name in "indices _indices crow_indices col_indices ccol_indices row_indices".split()},
     "int": "int32",
@@ -97,7 +97,7 @@ INTEGER_METHODS = {
 
 # Methods with an integer result on tensors and on arrays alike: evidence enough even when
 # the receiver's kind is unknown.
-INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero".split())
+INTEGER_RESULT_METHODS = frozenset("argmax argmin argsort nonzero multinomial".split())
 # Comparisons and tests spelled as methods (tensors, pandas objects): a bool result, which never requires
 # grad, whatever the receiver is.
 BOOL_RESULT_METHODS = frozenset(

@@ -432,6 +432,20 @@ def test_a_constructor_that_freezes_part_of_the_model_freezes_nothing_for_sure(t
     assert ("TCV104", 9) in lint(folder / "describe.py")
 
 
+# The loop sets what the constructor's flag holds (DeOldify's InceptionV3): False left to its default, or passed True.
+FLAG_LOOP = NETS.replace(
+    "        if not requires_grad:\n            for param in self.parameters():\n" + FREEZE,
+    "        for param in self.parameters():\n            param.requires_grad = requires_grad\n",
+)
+
+
+@pytest.mark.parametrize(("call", "reported"), [("Vgg()", False), ("Vgg(requires_grad=False)", False), ("Vgg(requires_grad=True)", True)])
+def test_a_constructor_that_sets_requires_grad_to_its_flag(tmp_path, call, reported):
+    assert "param.requires_grad = requires_grad" in FLAG_LOOP
+    folder = make_modules(tmp_path, nets=FLAG_LOOP, describe=USES_NETS.replace("Vgg()(images)", f"{call}(images)"))
+    assert (("TCV104", 9) in lint(folder / "describe.py")) is reported
+
+
 def test_the_file_that_unfreezes_the_model_keeps_its_findings(tmp_path):
     text = USES_NETS.replace("    style = Vgg()(images)\n", "    vgg = Vgg()\n    vgg.requires_grad_(True)\n    style = vgg(images)\n")
     folder = make_modules(tmp_path, nets=NETS, describe=text)
@@ -668,3 +682,156 @@ def test_what_the_callers_of_a_caller_pass_holds_at_run_time(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["[(False, False)] 1", "raised: Can't call numpy()"]
+
+
+# ------------------------------------------------------------------ values without grad only another module shows (round 10)
+GRAPHS = """\
+import torch
+
+
+def simple_graph(net=None):
+    G = object()
+    y = torch.tensor([0, 1, 1]).long()
+    x = torch.zeros(3, 2)
+    out = net(x) if net is not None else x
+    return G, x, y, out
+"""
+
+TEST_GRAPH = """\
+import numpy as np
+import torch
+
+from .graphs import simple_graph
+
+
+def test_labels():
+    G, x, y, out = simple_graph(torch.nn.Linear(2, 2))
+    assert np.max(y.data.numpy()) == 1
+    return out.data.numpy()
+"""
+
+
+def test_the_items_of_a_tuple_another_module_returns_are_trusted_one_by_one(tmp_path):
+    """`simple_graph` returns an object, features, integer labels and a model output: the labels hold no grad there,
+    though the tuple as a whole does not show that; the model output still may require grad."""
+    folder = make_modules(tmp_path, graphs=GRAPHS, test_graph=TEST_GRAPH)
+    assert lint_text_alone(folder / "test_graph.py") == [("TCV104", 9), ("TCV104", 10)]
+    assert lint(folder / "test_graph.py") == [("TCV104", 10)]
+
+
+PLOTS = """\
+import torch
+
+
+def plot_beams(y_pred_edges, num_plots=3):
+    \"\"\"
+    Args:
+        y_pred_edges: Predictions for edges (batch_size, num_nodes, num_nodes)
+    \"\"\"
+    y_probs = torch.softmax(y_pred_edges, dim=-1)
+    return y_probs[0].cpu().numpy()
+"""
+
+STAR_CALLER = """\
+import torch
+
+from proj.plots import *
+
+
+def validate(model, x):
+    with torch.no_grad():
+        y_preds = model(x)
+        plot_beams(y_preds)
+"""
+
+
+@pytest.mark.parametrize(("imports", "reported"), [("from proj.plots import *", False), ("from proj.other import *", True)])
+def test_a_module_that_imports_every_name_of_another_calls_its_functions(tmp_path, imports, reported):
+    """`from proj.plots import *` binds `plot_beams`: its call under `no_grad` is its only call. A star import of another
+    module binds a `plot_beams` of its own (or none): the documented model output stays reported."""
+    folder = make_modules(tmp_path, plots=PLOTS, evaluate=STAR_CALLER.replace("from proj.plots import *", imports), other="")
+    assert lint_text_alone(folder / "plots.py") == [("TCV101", 10)]
+    assert (lint(folder / "plots.py") == [("TCV101", 10)]) is reported
+
+
+POLICIES = """\
+import torch
+import torch.nn.functional as F
+
+
+class OnPolicy(torch.nn.Module):
+    def forward(self, x):
+        raise NotImplementedError
+
+    def act(self, x, deterministic=False):
+        logit = self.forward(x)
+        probs = F.softmax(logit, dim=1)
+        if deterministic:
+            return probs.max(1)[1]
+        return probs.multinomial(1)
+
+    def values(self, x):
+        return self.forward(x)
+"""
+
+AGENT = """\
+import torch
+
+from .policies import OnPolicy
+
+
+class Agent(OnPolicy):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main():
+    agent = Agent()
+    state = torch.ones(2, 4)
+    action = agent.act(state)
+    value = agent.values(state)
+    actions = action.squeeze(1).cpu().data.numpy()
+    return actions, value.cpu().data.numpy()
+"""
+
+
+def test_a_method_inherited_from_another_modules_class_is_walked_there(tmp_path):
+    """`Agent` inherits `act` from `OnPolicy`: actions drawn with `multinomial` (or picked with `max(1)[1]`) are integer
+    indices. `values` returns what `self.forward` gives, which `Agent` overrides: walked with `self` of unknown class,
+    it shows nothing, and the finding stays."""
+    folder = make_modules(tmp_path, policies=POLICIES, agent=AGENT)
+    assert lint_text_alone(folder / "agent.py") == [("TCV104", 20), ("TCV104", 21)]
+    assert lint(folder / "agent.py") == [("TCV104", 21)]
+
+
+RUN_ROUND_10 = """\
+import sys
+
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.agent import Agent
+from proj.graphs import simple_graph
+
+_, _, labels, out = simple_graph(torch.nn.Linear(2, 2))
+agent = Agent()
+state = torch.ones(2, 4)
+print(labels.requires_grad, out.requires_grad)
+print(agent.act(state).requires_grad, agent.act(state, deterministic=True).requires_grad, agent.values(state).requires_grad)
+"""
+
+
+def test_what_round_10s_package_facts_rest_on_holds_at_run_time(tmp_path):
+    """The labels another module returns beside a model output, and the actions an inherited `act` draws, hold no grad
+    when the code runs; the output, and what the overridden `forward` gives through `values`, require it."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, graphs=GRAPHS, policies=POLICIES, agent=AGENT)
+    run = subprocess.run([sys.executable, "-c", RUN_ROUND_10, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["False True", "False False True"]

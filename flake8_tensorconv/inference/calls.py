@@ -508,6 +508,9 @@ class CallsMixin:
                 dtype = receiver.dtype
             device = self._to_device(node, args, keywords, receiver.device)
             moved = device is not receiver.device and device in (Device.ACCELERATOR, Device.MAYBE)
+            if dtype in INTEGER_DTYPES:
+                # A cast to an integer or bool dtype leaves autograd: nothing is recorded, the result cannot require grad.
+                return plain.with_(grad=Grad.NO, device=device, dtype=dtype, device_origin=origin(node) if moved else plain.device_origin)
             copied = device is not receiver.device and device is not Device.UNKNOWN and self._records_copy(receiver)
             return plain.with_(
                 device=device, dtype=dtype, device_origin=origin(node) if moved else plain.device_origin,

@@ -203,6 +203,10 @@ class ExpressionsMixin:
             return OTHER
         if receiver.kind is Kind.UNKNOWN and receiver.grad is Grad.NO and name in ("T", "mT", "real", "data"):
             return Value(grad=Grad.NO)  # a transpose or a view of what holds no grad (a batch of data) holds none
+        if receiver.kind is Kind.UNKNOWN and name in ("shape", "size"):
+            # Sizes (`img.shape[:2]`, a PIL image's `img.size`, an array's element count) never require grad: passed
+            # beside a tensor (`F.interpolate(pred, shape)`) they add no grad to the result.
+            return Value(grad=Grad.NO)
         return UNKNOWN
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:

@@ -241,6 +241,8 @@ class FileFacts:
         # Only for facts a package oracle holds (walks made for a would-be finding): what calls into the package's
         # other modules return (inference/package.py).
         self.package: PackageCalls | None = None
+        # The file's classes whose bases are all imported (their inherited methods may be the package's), when asked.
+        self.derived_classes: frozenset[str] | None = None
         # (helper, what a call passes it, the literals among that) -> what the call returns.
         self.helper_returns: dict[tuple, Value] = {}
         # helper -> how many calls with different arguments it was summarised for.

@@ -324,7 +324,7 @@ def freezes_every_parameter(cls: ast.ClassDef, call: ast.Call) -> bool:
         if isinstance(statement, ast.If):
             taken = _condition(statement.test, flags)
             block = statement.body if taken is True else statement.orelse if taken is False else []
-        if any(_freezes(inner) for inner in block):
+        if any(_freezes(inner, flags) for inner in block):
             return not any(_stores_on_self(later) for later in init.body[index + 1 :])
     return False
 
@@ -350,8 +350,15 @@ def _condition(test: ast.expr, flags: dict[str, bool]) -> bool | None:
     return None
 
 
-def _freezes(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Expr) and _requires_grad_false(statement.value, "self"):
+def _false(expression: ast.expr, flags: dict[str, bool]) -> bool:
+    """``False``, or a parameter of ``__init__`` that holds it for the call (``param.requires_grad = requires_grad``)."""
+    if isinstance(expression, ast.Name):
+        return flags.get(expression.id) is False
+    return isinstance(expression, ast.Constant) and expression.value is False
+
+
+def _freezes(statement: ast.stmt, flags: dict[str, bool]) -> bool:
+    if isinstance(statement, ast.Expr) and _requires_grad_false(statement.value, "self", flags):
         return True
     if not (isinstance(statement, ast.For) and statement.body and isinstance(statement.iter, ast.Call)):
         return False
@@ -366,15 +373,16 @@ def _freezes(statement: ast.stmt) -> bool:
     if isinstance(first, ast.Assign) and len(first.targets) == 1:
         assigned = first.targets[0]
         return (isinstance(assigned, ast.Attribute) and assigned.attr == "requires_grad" and isinstance(assigned.value, ast.Name)
-                and assigned.value.id == target.id and isinstance(first.value, ast.Constant) and first.value.value is False)
-    return isinstance(first, ast.Expr) and _requires_grad_false(first.value, target.id)
+                and assigned.value.id == target.id and _false(first.value, flags))
+    return isinstance(first, ast.Expr) and _requires_grad_false(first.value, target.id, flags)
 
 
-def _requires_grad_false(expression: ast.expr, name: str) -> bool:
-    """``name.requires_grad_(False)``, also after the module's own methods (``self.eval().requires_grad_(False)``)."""
+def _requires_grad_false(expression: ast.expr, name: str, flags: dict[str, bool] | None = None) -> bool:
+    """``name.requires_grad_(False)``, also after the module's own methods (``self.eval().requires_grad_(False)``), or
+    with a flag of ``__init__`` that holds False for the call."""
     if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) and expression.func.attr == "requires_grad_"):
         return False
-    if not (len(expression.args) == 1 and isinstance(expression.args[0], ast.Constant) and expression.args[0].value is False):
+    if not (len(expression.args) == 1 and _false(expression.args[0], flags or {})):
         return False
     receiver = expression.func.value
     while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in K.MODULE_RETURNING_ITSELF:

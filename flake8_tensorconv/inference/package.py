@@ -310,7 +310,8 @@ class PackageOracle:
             other = facts if loaded is None else self._facts_of(path, loaded)
             if other is None:
                 continue
-            calls = _calls_of(other, name, class_name, own=loaded is None, function=function)
+            star = loaded is not None and class_name is None and "import *" in (loaded.text or "") and self._star_imports(path, other, where)
+            calls = _calls_of(other, name, class_name, own=loaded is None, function=function, star=star)
             if calls is None:
                 return Answer(None, dependencies)
             count += len(calls)
@@ -353,6 +354,8 @@ class PackageOracle:
                 parts = module.split(".") if module else []
                 if self._module_path(self.path, level, parts) or imported and self._module_path(self.path, level, [*parts, imported]):
                     names.add(name)
+            # The file's classes derived from the package's (their instances inherit its methods).
+            names.update(name for name in _derived_classes(facts) if _bases_named(facts, name) & names)
             self._package_names = frozenset(names)
         if not self._package_names:
             return False
@@ -362,9 +365,10 @@ class PackageOracle:
         found = self._defined_in(path, class_name, MAX_REEXPORTS)
         return found if found is not None and isinstance(found.node, ast.ClassDef) else None
 
-    def _module_path(self, where: str, level: int, parts: list[str]) -> str | None:
+    def _module_path(self, where: str, level: int, parts: list[str], linted: bool = False) -> str | None:
         """The file of the package that the module ``parts`` (``level`` dots before it) names from ``where``: a module
-        file or a package's ``__init__.py`` among the files listed for the linted file."""
+        file or a package's ``__init__.py`` among the files listed for the linted file (the linted file itself only
+        where ``linted`` says so: what it returns is what the file walk sees)."""
         listing = _listing(self.path)
         if listing is None or (not parts and not level):
             return None
@@ -383,9 +387,17 @@ class PackageOracle:
         for base in bases:
             stem = os.path.join(base, *parts)
             for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-                if candidate in files and candidate != self.path:
+                if candidate in files and (linted or candidate != self.path):
                     return candidate
         return None
+
+    def _star_imports(self, path: str, facts: FileFacts, where: str) -> bool:
+        """Whether the file ``path`` imports every name of the module ``where`` (``from utils.plot_utils import *``)."""
+        return any(
+            isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names)
+            and self._module_path(path, statement.level, (statement.module or "").split(".") if statement.module else [], linted=True) == where
+            for statement in iter_statements(facts.tree)
+        )
 
     def _defined_in(self, path: str, name: str, followed: int) -> _Definition | None:
         """The top-level function or class ``name`` of the module ``path``, followed through ``from .x import name``."""
@@ -430,10 +442,11 @@ class PackageOracle:
 
     def returned(
         self, definition: _Definition, method: ast.FunctionDef | ast.AsyncFunctionDef | None, call: ast.Call,
-        interpreter, grad_enabled: bool,
+        interpreter, grad_enabled: bool, as_method: bool = True,
     ) -> Value | None:
         """What ``call`` returns: the function (or ``method`` of the class) walked in its module with what the call passes
-        and in the call's grad mode. A generator gives what it yields. None where the walk fails."""
+        and in the call's grad mode. A generator gives what it yields. None where the walk fails. A method walked not
+        ``as_method`` (inherited by a class of another file) sees ``self`` as an object of unknown class."""
         from flake8_tensorconv.inference.summaries import CallSite, bind_arguments, call_context
         from flake8_tensorconv.values import UNKNOWN
 
@@ -442,7 +455,7 @@ class PackageOracle:
             method is None and any(not _plain_decorator(d, definition.facts) for d in function.decorator_list)
         ):
             return None
-        class_name = definition.node.name if method is not None else None
+        class_name = definition.node.name if method is not None and as_method else None
         bound_first = method is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
         bound = bind_arguments(function, CallSite(call, interpreter.facts.tree, None, bound=bound_first), interpreter.values)
         _, literals = call_context(function, call, interpreter.values, interpreter.eval_default)
@@ -478,12 +491,14 @@ def _may_be_called_in_sight(facts: FileFacts, function: ast.FunctionDef | ast.As
 
 
 def _calls_of(
-    facts: FileFacts, name: str, class_name: str | None, own: bool, function: ast.FunctionDef | ast.AsyncFunctionDef
+    facts: FileFacts, name: str, class_name: str | None, own: bool, function: ast.FunctionDef | ast.AsyncFunctionDef,
+    star: bool = False,
 ) -> list[ast.Call] | None:
     """The calls of the function ``name`` that a file makes; None where the name is used otherwise (passed as a
     value, so called out of sight). A method's calls are every ``x.name(...)``: calls of a method of the same name
     of another class are more calls, not fewer. A function's are ``name(...)`` where the file imports it (or
-    defines it: its own file) and ``module.name(...)``. Only the lines that write the name are looked at."""
+    defines it: its own file; or imports every name of its module: ``star``) and ``module.name(...)``. Only the
+    lines that write the name are looked at."""
     from flake8_tensorconv.inference.summaries import _mentions, _word_offsets
 
     if facts.text is None:
@@ -496,7 +511,7 @@ def _calls_of(
         isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in facts.tree.body
     ):
         return []  # another function of the same name: its file's calls are its own
-    imports_it = own or any(
+    imports_it = own or star or any(
         isinstance(node, ast.ImportFrom) and any(alias.name == name for alias in node.names) for node in iter_statements(facts.tree)
     )
     # A method read but not called (`self.data.act`) is passed on as a value only in code that knows its class:
@@ -739,7 +754,7 @@ class PackageCalls:
     def refine(self, interpreter, node: ast.Call, value: Value) -> Value:
         """What ``node`` returns, ``value`` as the file alone sees it: an instance where it builds a class of another
         module, a value without grad where the package's code shows one (and the file did not)."""
-        from flake8_tensorconv.values import UNKNOWN, Kind
+        from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
 
         if self.oracle.depth >= MAX_RETURN_HOPS or _grad_free(value):
             return value
@@ -753,6 +768,14 @@ class PackageCalls:
         returned: Value | None = None
         if isinstance(func, ast.Attribute) and receiver is not None and (receiver.instance_of or "").startswith(PACKAGE_CLASS):
             returned = self._method(interpreter, node, receiver, func.attr, args)
+        elif isinstance(func, ast.Attribute) and receiver is not None and receiver.instance_of in _derived_classes(interpreter.facts):
+            returned = self._inherited(interpreter, node, receiver.instance_of, func.attr)  # type: ignore[arg-type]
+        elif isinstance(func, ast.Name) and func.id in _derived_classes(interpreter.facts) and (
+            interpreter.state.env.get(func.id) == interpreter._module_names().get(func.id)  # the class, not a local
+        ):
+            # `agent = Agent(...)` of a class of the file derived from one of the package: named, so that the methods it
+            # inherits can be asked about.
+            return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=func.id) if value.kind is Kind.UNKNOWN else value
         else:
             callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
             if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
@@ -768,7 +791,7 @@ class PackageCalls:
             return value
         if _grad_free(returned) or (value.kind is Kind.UNKNOWN and (returned.instance_of or "").startswith(PACKAGE_CLASS)):
             return returned  # no grad, or an instance of the package's class (`build()` returning `Encoder()`)
-        return value
+        return _refined_items(value, returned)
 
     def _definition(self, interpreter, func: ast.expr) -> _Definition | None:
         """The function or class of another module that ``func`` names: an imported name, not rebound here."""
@@ -782,6 +805,25 @@ class PackageCalls:
             known = chain[0] in imported
             self._definitions[chain] = self.oracle.definition(self.path, interpreter.facts, chain) if known else None
         return self._definitions[chain]
+
+    def _inherited(self, interpreter, node: ast.Call, class_name: str, name: str) -> Value | None:
+        """What ``x.name(...)`` returns where ``x`` is an instance of the file's class ``class_name`` that does not define
+        ``name`` and inherits it from a base class of another module of the package, whose method is walked there.
+        ``self`` is walked as an object of unknown class: the file's class may override what the method calls on it."""
+        cls = interpreter.facts.class_defined_once(class_name)
+        if cls is None or any(name in _bound_names(statement) for statement in cls.body):
+            return None
+        for base in cls.bases:
+            chain = _dotted(base)
+            definition = self._definition(interpreter, base) if chain is not None else None
+            if definition is None or not isinstance(definition.node, ast.ClassDef):
+                return None  # a base of another library, or one of the file's own: the method may be defined there
+            method = _method_of(definition, name)
+            if method is not None:
+                return self.oracle.returned(definition, method, node, interpreter, grad_enabled=interpreter.state.grad_enabled, as_method=False)
+            if any(name in _bound_names(statement) for statement in definition.node.body) or definition.node.bases:
+                return None  # defined otherwise (an assignment, a decorated method), or inherited from further up
+        return None
 
     def _method(self, interpreter, node: ast.Call, instance: Value, name: str, args: list[Value]) -> Value | None:
         from flake8_tensorconv.values import Device, Fact, Grad, Kind, tensor
@@ -802,6 +844,55 @@ class PackageCalls:
             if args and all(_grad_free(argument) or argument.kind in (Kind.NDARRAY, Kind.NUMBER, Kind.STRING) for argument in args):
                 return tensor(Grad.NO, Device.UNKNOWN)
         return value
+
+
+def _refined_items(value: Value, returned: Value) -> Value:
+    """A tuple the package returns (``G, x, labels = make_graph()``) whose items are trusted one by one: each item that
+    holds no grad (or is an instance of the package's class) there replaces what the file saw of it; the rest stay as
+    the file saw them (unknown where it saw nothing)."""
+    from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
+
+    items = returned.elements
+    if returned.kind is not Kind.SEQUENCE or not items:
+        return value
+    if value.kind is Kind.UNKNOWN:
+        seen: tuple[Value, ...] = (UNKNOWN,) * len(items)
+    elif value.kind is Kind.SEQUENCE and value.elements is not None and len(value.elements) == len(items):
+        seen = value.elements
+    else:
+        return value
+    refined = tuple(
+        item if _grad_free(item) or (mine.kind is Kind.UNKNOWN and (item.instance_of or "").startswith(PACKAGE_CLASS)) else mine
+        for item, mine in zip(items, seen)
+    )
+    return value if refined == seen else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=refined)
+
+
+def _derived_classes(facts: FileFacts) -> frozenset[str]:
+    """The file's classes, each defined once, whose bases are all imported names (``class I2A(OnPolicy)``): the
+    methods they inherit may be the package's."""
+    if facts.derived_classes is None:
+        imported = frozenset(_imported_names(facts))
+        facts.derived_classes = frozenset(
+            cls.name for cls in facts.classes
+            if cls.bases and facts.class_defined_once(cls.name) is cls and not cls.keywords
+            and all((chain := _dotted(base)) is not None and chain[0] in imported for base in cls.bases)
+        )
+    return facts.derived_classes
+
+
+def _bases_named(facts: FileFacts, class_name: str) -> set[str]:
+    """The first names of the bases of the file's class ``class_name`` (``OnPolicy``, ``policies`` of ``policies.Base``)."""
+    cls = facts.class_defined_once(class_name)
+    return {chain[0] for base in (cls.bases if cls is not None else ()) if (chain := _dotted(base)) is not None}
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """The names a statement of a class body binds (a method, an attribute)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+    return {node.id for target in targets for node in walk(target) if isinstance(node, ast.Name)}
 
 
 def _held_by_self(interpreter, func: ast.Attribute, receiver: Value | None) -> Value | None:

@@ -652,6 +652,10 @@ class SummariesMixin:
         is_class = name[:1].isupper()  # `Model: nn.Module` is a class to instantiate, not a model
         used_as_model = is_model_name(name) and function is not None and _used_as_model(self.facts, function, name)
         if not is_class and (self._annotated_module(arg.annotation) or used_as_model):
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Name) and annotation.id in self.facts.module_classes:
+                # `net: Net`, a module class of the file: calling it runs that class's forward.
+                return model_parameter().with_(instance_of=annotation.id)
             return model_parameter()
         if (function is not None and function.name == "forward" and class_name in self.facts.module_classes) or is_data_name(name):
             return data_parameter(annotated)
@@ -771,7 +775,8 @@ class SummariesMixin:
     def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
         ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under
-        ``no_grad`` in ``set_c``). Anything else is left unknown: whether a stored model output requires grad
+        ``no_grad`` in ``set_c``), a value without grad of unknown kind where each store is one of those or a tensor
+        (a model's dict of outputs). Anything else is left unknown: whether a stored model output requires grad
         depends on how the storing method is called, which one level of summaries does not see."""
         key = (class_name, name)
         known = self.facts.method_stores
@@ -802,8 +807,11 @@ class SummariesMixin:
             walker.caller_params = False
             walker.walk_function(method, class_name=class_name)
             values.extend(value for stored, value in walker.attribute_stores if stored == name)
-        if values and all(value.kind is Kind.TENSOR and value.grad is Grad.NO for value in values):
-            known[key] = Value(kind=Kind.TENSOR, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
+        if values and all(value.grad is Grad.NO and (value.kind is Kind.TENSOR or value.kind is Kind.UNKNOWN and not value.facts) for value in values):
+            # A model's output computed under no_grad may be a dict or a tuple of tensors (`self.model_output = output`):
+            # whatever it holds, none of it requires grad.
+            kind = Kind.TENSOR if all(value.kind is Kind.TENSOR for value in values) else Kind.UNKNOWN
+            known[key] = Value(kind=kind, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
         return known[key]
 
     def _held_by_self(self, class_name: str, name: str) -> Value | None:

@@ -239,8 +239,11 @@ def as_data(value: Value) -> Value:
 def iterates_a_loader(node: ast.expr, binding: Callable[[str], ast.expr | None] = lambda name: None, depth: int = 0) -> bool:
     """``for batch in loader``, ``enumerate(train_loader)``, ``tqdm(dataloader)``, ``DataLoader(...)``: the batches of a
     data loader (or the samples of a dataset), also through a name bound once to one (``it = tqdm(dl)``, ``with tqdm(loader) as t``)."""
-    while isinstance(node, ast.Call) and node.args:
+    while isinstance(node, ast.Call) and (node.args or _dunder_iter(node)):
         func = node.func
+        if _dunder_iter(node):
+            node = func.value  # type: ignore[attr-defined]  # `loader.__iter__()`, as `iter(loader)`
+            continue
         name = last_name(func)
         if name.endswith(("DataLoader", "Dataset")):
             return True
@@ -254,3 +257,7 @@ def iterates_a_loader(node: ast.expr, binding: Callable[[str], ast.expr | None] 
         return True  # a loader's batches, a dataset's samples
     bound = binding(name) if isinstance(node, ast.Name) and depth < 3 else None
     return bound is not None and iterates_a_loader(bound, binding, depth + 1)
+
+
+def _dunder_iter(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "__iter__" and not call.args and not call.keywords

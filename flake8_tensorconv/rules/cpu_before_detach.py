@@ -224,6 +224,8 @@ class CpuBeforeDetach(Rule):
         wanted = (Grad.YES, Grad.MAYBE, Grad.UNKNOWN) if strict else (Grad.YES, Grad.MAYBE)
         if not ctx.grad_enabled or value.grad not in wanted or value.is_integer or holds_gradients(receiver, ctx):
             return False  # a gradient (`p.grad`, hook-saved `self.gradients`) does not require grad
+        if ctx.value(move).is_integer:
+            return False  # `.to(dtype=torch.uint8, device="cpu")`: a cast to an integer dtype leaves autograd, recording nothing
         if value.kind is Kind.UNKNOWN:
             # Without a known kind (a parameter named `logits`, or nothing known at all): the chain says tensor,
             # unless a class of the file has its own `detach` (a mixture model). An nn.Module has no `.detach()`.
