@@ -96,7 +96,10 @@ class DataInsteadOfDetach(Rule):
     that read it before the write keeps its input (`h * w`, `h @ w`, a layer,
     `log`, `pow`; also on the next pass of a loop). An op the table of what ops
     keep does not know, a call of the project's code or a tensor made out of
-    sight (a parameter of the function) may have kept it too. Where nothing kept
+    sight (a parameter of the function) may have kept it too; a method of the
+    class (`self.energies(q)`, one no subclass of the file overrides) and a layer
+    of a module class of the file (`self.v(x)`, its `forward`) are followed to
+    what they return, as if written in place. Where nothing kept
     it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
     before a softmax: einsum keeps its inputs, softmax its own result) the
     gradients are right and nothing is hidden: not reported (below). A view keeps
@@ -144,7 +147,8 @@ class DataInsteadOfDetach(Rule):
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op
       kept (the mask written into `einsum`'s or `bmm`'s scores, or a view of
-      them, before their softmax);
+      them, before their softmax; also into energies that a method of the class
+      returns from a linear layer of the file);
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
