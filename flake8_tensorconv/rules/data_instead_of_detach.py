@@ -115,7 +115,9 @@ class DataInsteadOfDetach(Rule):
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), an item of a dict named as data
     (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
-    or targets (`source_label`, `y_target`), a dataset's stored data (also sliced, reshaped, cast
+    or targets (`source_label`, `y_target`), also kept in a list on `self` by a
+    method of the class or one it inherits from a base class of the file
+    (`self.labels.append(labels)` in the base's `update`), a dataset's stored data (also sliced, reshaped, cast
     with `.type(torch.FloatTensor)` or `.float()`, or combined with numbers
     and noise: what cannot add grad keeps it data), storage that `__init__`
     allocates with a factory or a legacy constructor (of a module-level
