@@ -118,6 +118,11 @@ class GuardsMixin:
             for name, when_true, when_false in self._guard_facts(test.operand):
                 yield name, when_false, when_true
             return
+        if isinstance(test, ast.Name):
+            stored = self._stored_type_test(test)
+            if stored is not None:
+                yield from self._guard_facts(stored)
+            return
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             # `a and b` is false when any operand is: facts that every operand's false branch gives hold.
             shared: dict[str, dict[str, object] | None] = {}
@@ -221,6 +226,31 @@ class GuardsMixin:
                     yield dtype_name, known, None
                 elif isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
                     yield dtype_name, None, known
+
+    def _stored_type_test(self, flag: ast.Name) -> ast.Call | None:
+        """The type test a flag holds (``is_tensor = isinstance(x, torch.Tensor)`` then ``if not is_tensor:``): where
+        the flag is bound once in the function, before the test, and ``x`` gets no new value between the two (nor
+        anywhere after the flag, where the test sits in a loop), the test of the flag is the type test of ``x``."""
+        scope = self.facts.scopes.of(self.state.function or self.facts.tree)
+        bindings = scope.bindings.get(flag.id, ())
+        if len(bindings) != 1 or scope.is_parameter(flag.id):
+            return None
+        call = bindings[0].value
+        if not (isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Name)):
+            return None
+        if bindings[0].position >= (flag.lineno, flag.col_offset):
+            return None
+        is_type_test = (isinstance(call.func, ast.Name) and call.func.id == "isinstance" and len(call.args) == 2) or (
+            self.facts.qualname(call.func) == "torch.is_tensor"
+        )
+        if not is_type_test:
+            return None
+        subject = call.args[0].id
+        if scope.rebound_between(subject, call, flag):
+            return None
+        if scope.in_loop(flag) and any(binding.position > bindings[0].position for binding in scope.bindings.get(subject, ())):
+            return None  # a later pass may test the flag after `x` got a new value
+        return call
 
     def _type_test(self, test: ast.Compare) -> tuple[str, Kind] | None:
         """``type(x) is np.ndarray``, ``type(x).__name__ == "ndarray"`` (either side): the name and the kind

@@ -824,6 +824,26 @@ class SummariesMixin:
             containers.update(self._summarise_containers(class_name))
         return containers.get(name)
 
+    def _methods_with_inherited(self, cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The methods of ``cls`` and those it inherits from its bases of the file (``class SM(COD)`` runs ``COD.update``
+        where it does not define its own), the class's own first."""
+        methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        seen: set[int] = set()
+        pending = [cls]
+        while pending:
+            current = pending.pop(0)
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            for method in current.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods.setdefault(method.name, method)
+            for base in current.bases:
+                defined = self.facts.class_defined_once(base.id) if isinstance(base, ast.Name) else None
+                if defined is not None:
+                    pending.append(defined)
+        return list(methods.values())
+
     def _summarise_containers(self, class_name: str) -> dict[str, Value]:
         from flake8_tensorconv.inference.interpreter import Interpreter
 
@@ -836,9 +856,7 @@ class SummariesMixin:
             items[name] = join(items[name], item) if name in items else item
 
         lines = self.facts.filled_on_self_lines
-        for method in cls.body:
-            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+        for method in self._methods_with_inherited(cls):
             if not any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in lines):
                 continue  # fills nothing on `self`
             walker = Interpreter(self.facts, listener=None)

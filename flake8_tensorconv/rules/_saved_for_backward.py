@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.trees import statements_after
+from flake8_tensorconv.trees import last_name, statements_after
 from flake8_tensorconv.values import Grad, Kind
 
 # How deep names bound to views or aliases of other names are followed.
@@ -56,10 +56,21 @@ def kept_for_backward(receiver: ast.expr, write: tuple[int, int], ctx: Context, 
 
 
 class _Question:
-    def __init__(self, ctx: Context, parents: dict[int, ast.AST], write: tuple[int, int]) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        parents: dict[int, ast.AST],
+        write: tuple[int, int],
+        function: ast.AST | None = None,
+        class_name: str | None = None,
+    ) -> None:
+        """``function`` and ``class_name``: the function (and its class) the question is about, where it is not the
+        one being walked (a method of the file whose result the walked function writes into)."""
         self.ctx = ctx
         self.parents = parents
         self.write = write
+        self.scope = ctx.scope if function is None else ctx.scope_of(function)
+        self.class_name = ctx.state.class_name if function is None else class_name
 
     def kept(self, node: ast.expr, depth: int) -> bool:
         """The tensor of ``node`` (an expression evaluated before the write) may be kept."""
@@ -77,7 +88,7 @@ class _Question:
         """The tensor that ``name`` holds at ``at`` (the write, or a binding of ``name`` to a view of itself)."""
         if depth > _DEPTH:
             return True
-        scope = self.ctx.scope
+        scope = self.scope
         loop = self._loop_around_write() if at == self.write else None
         bindings = self._reaching(name, loop, at)
         if not bindings or any(binding.value is None for binding in bindings):
@@ -109,7 +120,7 @@ class _Question:
         """The bindings of ``name`` that may give the tensor at the write: the last binding before it whose
         statement runs whenever the write does, every binding between the two, and bindings after the write
         in a loop around it (the next pass writes into what they give)."""
-        scope = self.ctx.scope
+        scope = self.scope
         every = scope.bindings.get(name, ())
         reaching = [binding for binding in every if binding.position > at and loop is not None and loop[0] <= binding.position <= loop[1]]
         stores = {start(store): store for store in scope.stores(name)}
@@ -177,9 +188,47 @@ class _Question:
             qualname = self.ctx.qualname(node.func)
             if qualname in K.TORCH_FACTORIES or qualname in K.PARAMETER_CLASSES:
                 return False  # a fresh tensor: a leaf, which no op made
+            own = self._own_method(node) if qualname is None else None
+            if own is not None:
+                return self._returns_kept(*own, depth)
             saved = self._op(node, qualname)
             return saved is None or saved.result
         return True
+
+    def _own_method(self, call: ast.Call) -> tuple[ast.FunctionDef, str] | None:
+        """The method of a class of the file that ``call`` runs, with its class: ``self.energies(q)`` (a method of
+        the class being walked that no other class of the file defines) or ``self.v(x)`` (a layer built in
+        ``__init__`` from a module class of the file: its ``forward``). None for any other call, an inherited or a
+        decorated method."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_name):
+            return None
+        module = self.ctx.facts.class_attributes.get(self.class_name, {}).get(func.attr)
+        if module is not None:
+            if module.instance_of not in self.ctx.facts.module_classes:
+                return None
+            class_name, method_name = module.instance_of, "forward"
+        else:
+            class_name, method_name = self.class_name, func.attr
+        classes = {cls.name: cls for cls in self.ctx.facts.classes}
+        method = _defined(classes.get(class_name), method_name)
+        if method is None or method.decorator_list:
+            return None  # inherited or wrapped: out of sight
+        if any(_defined(cls, method_name) is not None for cls in _subclasses(class_name, classes)):
+            return None  # `self` may be an instance of a subclass of the file that overrides it
+        return method, class_name
+
+    def _returns_kept(self, method: ast.FunctionDef, class_name: str, depth: int) -> bool:
+        """Whether what ``method`` returns may be a tensor that an op kept, asked in the method's own scope at each
+        ``return`` (what read the tensor there before returning counts, as at a write)."""
+        returns = self.ctx.scope_of(method).returns()
+        if not returns or any(statement.value is None for statement in returns):
+            return True
+        parents = {id(child): parent for parent in ast.walk(method) for child in ast.iter_child_nodes(parent)}
+        return any(
+            _Question(self.ctx, parents, start(statement), method, class_name).kept(statement.value, depth + 1)  # type: ignore[arg-type]
+            for statement in returns
+        )
 
     def _op(self, call: ast.Call, qualname: str | None) -> K.Saved | None:
         """What the op that ``call`` runs keeps (None: not known)."""
@@ -195,8 +244,8 @@ class _Question:
         elif isinstance(func, ast.Attribute):
             if self.ctx.value(func.value).kind is Kind.TENSOR:
                 return K.SAVED_FOR_BACKWARD.get(func.attr)  # a tensor method
-            if isinstance(func.value, ast.Name) and func.value.id == "self" and self.ctx.state.class_name:
-                module = self.ctx.facts.class_attributes.get(self.ctx.state.class_name, {}).get(func.attr)
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_name:
+                module = self.ctx.facts.class_attributes.get(self.class_name, {}).get(func.attr)
                 op = K.SAVED_BY_MODULE.get(module.instance_of or "") if module is not None else None
                 return K.SAVED_FOR_BACKWARD.get(op) if op is not None else None  # `self.fc(x)`, a layer built in `__init__`
             return None
@@ -282,6 +331,28 @@ class _Question:
             return True
         value = self.ctx.value(node)
         return value.kind is Kind.NUMBER or (value.kind in (Kind.TENSOR, Kind.NDARRAY) and value.grad is Grad.NO)
+
+
+def _defined(cls: ast.ClassDef | None, name: str) -> ast.FunctionDef | None:
+    """The method ``name`` that the body of ``cls`` defines, if any."""
+    if cls is None:
+        return None
+    return next((item for item in cls.body if isinstance(item, ast.FunctionDef) and item.name == name), None)
+
+
+def _subclasses(name: str, classes: dict[str, ast.ClassDef]) -> list[ast.ClassDef]:
+    """The classes of the file that derive from the class ``name``, directly or through others of the file."""
+    found: list[ast.ClassDef] = []
+    names = {name}
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes.values():
+            if cls not in found and any(last_name(base) in names for base in cls.bases):
+                found.append(cls)
+                names.add(cls.name)
+                changed = True
+    return found
 
 
 def _is_number(node: ast.expr) -> bool:

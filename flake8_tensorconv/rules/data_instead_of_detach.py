@@ -36,8 +36,11 @@ _PYTHON_VALUE_BUILTINS = frozenset(
 # Calls that convert a tensor argument to NumPy: NumPy's functions, and plotting (`plt.imshow(x)`,
 # `ax.plot(x)` call `np.asarray` on it, which `.numpy()` backs).
 _NUMPY_SINKS = ("numpy.", "matplotlib.")
-# Methods of a NumPy array or scalar whose result is a Python value: nothing that shares memory leaves.
-_PYTHON_VALUE_METHODS = frozenset({"item", "tolist"})
+# Methods of a NumPy array or scalar whose result is a Python value (`bytes` for `tobytes`): nothing that shares
+# memory leaves.
+_PYTHON_VALUE_METHODS = frozenset({"item", "tolist", "tobytes"})
+# Methods whose result is a 1-d array (`reshape` only as `reshape(-1)`): one element of it is a NumPy scalar, a copy.
+_FLATTENS = frozenset({"ravel", "flatten"})
 # Attributes of an array that describe it (`x.data.numpy().shape` sizes something): none of its memory leaves.
 _ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides"})
 # Methods of a module that make a tensor its state (a buffer or a parameter): new storage, as `p.data = ...` is.
@@ -93,7 +96,10 @@ class DataInsteadOfDetach(Rule):
     that read it before the write keeps its input (`h * w`, `h @ w`, a layer,
     `log`, `pow`; also on the next pass of a loop). An op the table of what ops
     keep does not know, a call of the project's code or a tensor made out of
-    sight (a parameter of the function) may have kept it too. Where nothing kept
+    sight (a parameter of the function) may have kept it too; a method of the
+    class (`self.energies(q)`, one no subclass of the file overrides) and a layer
+    of a module class of the file (`self.v(x)`, its `forward`) are followed to
+    what they return, as if written in place. Where nothing kept
     it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
     before a softmax: einsum keeps its inputs, softmax its own result) the
     gradients are right and nothing is hidden: not reported (below). A view keeps
@@ -109,7 +115,9 @@ class DataInsteadOfDetach(Rule):
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), an item of a dict named as data
     (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
-    or targets (`source_label`, `y_target`), a dataset's stored data (also sliced, reshaped, cast
+    or targets (`source_label`, `y_target`), also kept in a list on `self` by a
+    method of the class or one it inherits from a base class of the file
+    (`self.labels.append(labels)` in the base's `update`), a dataset's stored data (also sliced, reshaped, cast
     with `.type(torch.FloatTensor)` or `.float()`, or combined with numbers
     and noise: what cannot add grad keeps it data), storage that `__init__`
     allocates with a factory or a legacy constructor (of a module-level
@@ -141,7 +149,8 @@ class DataInsteadOfDetach(Rule):
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op
       kept (the mask written into `einsum`'s or `bmm`'s scores, or a view of
-      them, before their softmax);
+      them, before their softmax; also into energies that a method of the class
+      returns from a linear layer of the file);
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
@@ -161,6 +170,8 @@ class DataInsteadOfDetach(Rule):
       data), `np.array(w.data)` (a copy unless `copy=False`);
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
+      one element of a 1-d array (`.numpy().ravel()[0]`, `.flatten()[-1]`,
+      `.reshape(-1)[0]`: a NumPy scalar), `.numpy().tobytes()` (a new `bytes`),
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
       `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
       array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
@@ -675,9 +686,12 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
     ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
     ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
     node: ast.AST = numpy_call
+    one_dimensional = False
     while True:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+            if one_dimensional and _is_integer(parent.slice):
+                return True  # `.ravel()[0]`: one element of a 1-d array is a NumPy scalar, no view
             node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = parents.get(id(parent))
@@ -687,6 +701,7 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
+            one_dimensional = parent.attr in _FLATTENS or (parent.attr == "reshape" and _is_minus_one(call))
             node = call
         elif isinstance(parent, ast.Compare):
             return True  # `x.data.numpy() == k`: a new bool array, which neither aliases the tensor nor requires grad
@@ -698,6 +713,23 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             return not _copy_false(parent)
         else:
             return False
+
+
+def _is_integer(index: ast.expr) -> bool:
+    """Whether an index is an integer literal (``0``, ``-1``): it takes one element, where a slice takes a view."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index = index.operand
+    return isinstance(index, ast.Constant) and type(index.value) is int
+
+
+def _is_minus_one(call: ast.Call) -> bool:
+    """Whether a ``reshape`` call is ``reshape(-1)`` (a 1-d result)."""
+    if len(call.args) != 1 or call.keywords:
+        return False
+    shape = call.args[0]
+    if isinstance(shape, ast.Tuple) and len(shape.elts) == 1:
+        shape = shape.elts[0]  # `reshape((-1,))`
+    return isinstance(shape, ast.UnaryOp) and isinstance(shape.op, ast.USub) and _is_integer(shape) and shape.operand.value == 1
 
 
 def _cast_target(call: ast.Call, ctx: Context) -> str | None:

@@ -31,7 +31,9 @@ class TensorCopyConstruct(Rule):
     np.ndarray)`): whenever that branch runs it is one. An `isinstance` test
     with several classes, as a tuple (`(np.ndarray, list)`) or a PEP 604 union
     (`np.ndarray | list`), counts like one class: where none of them is a tensor
-    class, its branch sees no tensor. The total norm that
+    class, its branch sees no tensor. A test kept in a flag bound once
+    (`is_tensor = isinstance(x, torch.Tensor)`, then `if not is_tensor:`)
+    counts like the test, where `x` gets no new value in between. The total norm that
     `torch.nn.utils.clip_grad_norm_` returns is a tensor, also when a caller in
     the file hands it over in a tuple.
 
