@@ -416,6 +416,12 @@ FOREIGN_LIBRARIES = frozenset(
     "tensorflow keras tf_keras jax jaxlib flax optax paddle mxnet PIL pandas polars onnxruntime onnx xarray".split()
 )
 
+# Deep-learning frameworks other than torch (top-level packages): a file that imports one may dispatch on the framework.
+OTHER_FRAMEWORKS = frozenset("tensorflow keras tf_keras jax flax paddle mxnet".split())
+# How code names a framework in a string it tests (`if self.model_type == "tf":`, Hugging Face's `framework == "pt"`).
+TORCH_FRAMEWORK_NAMES = frozenset({"torch", "pytorch", "pt"})
+OTHER_FRAMEWORK_NAMES = frozenset({"tf", "tensorflow", "tf2", "keras", "tf.keras", "jax", "flax", "paddle", "mxnet"})
+
 # The legacy autograd wrapper: a tensor that requires grad only with requires_grad=True (even of one that does).
 VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 PARAMETER_CLASSES = frozenset(

@@ -30,6 +30,42 @@ CASES = {
             batch = torch.tensor(states)  # expect: TCV204
             return batch, torch.tensor(seen)
     """,
+    "a_framework_string_is_a_guard_only_where_the_file_imports_that_framework": """
+        import torch
+
+        class Explainer:
+            def __init__(self, model):
+                self.model = model
+                self.model_type = "tf"
+
+            def predict(self, x):
+                if self.model_type == "tf":
+                    return self.model(x).numpy()  # expect: TCV101
+                return self.model(x).detach().numpy()
+    """,
+    "a_framework_guard_reads_only_strings_that_name_frameworks": """
+        import tensorflow as tf
+        import torch
+
+        class Explainer:
+            def __init__(self, model, mode):
+                self.model = model
+                self.mode = mode
+
+            def predict(self, x):
+                if self.mode == "classification":
+                    return self.model(x).numpy()  # expect: TCV101
+                if self.mode != "torch":
+                    return self.model(x).numpy()
+                return self.model(x).detach().numpy()
+
+            def fallback(self, x):
+                try:
+                    param = next(self.model.parameters())
+                except Exception:
+                    return self.model(x).numpy()  # expect: TCV101
+                return self.model(x.to(param.device)).detach().cpu().numpy()
+    """,
     "arrays_from_other_libraries": """
         import cv2
         import torch

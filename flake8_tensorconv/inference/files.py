@@ -202,6 +202,9 @@ class FileFacts:
         self.rebound_names: dict[int, frozenset[str]] = {}
         # function -> where it runs code only when a flag is true, and where it places tensors on a device variable.
         self.device_spans: dict[int, DeviceSpans] = {}
+        # The spans of code that run only for another framework's model (see guards.other_framework_arms; None: not
+        # worked out yet).
+        self.other_framework_arms: list[tuple[tuple[int, int], tuple[int, int]]] | None = None
         # function -> parameter name -> its first `name.device` read in the function (worked out when a parameter asks).
         self.device_reads: dict[int, dict[str, ast.Attribute]] = {}
         self._line_starts: list[int] | None = None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import (
@@ -22,7 +23,11 @@ from flake8_tensorconv.values import (
     Origin,
     Value,
     ndarray,
+    origin,
 )
+
+if TYPE_CHECKING:
+    from flake8_tensorconv.inference.files import FileFacts
 
 # What a guard says about a value that is known not to be a torch tensor (``not isinstance(x, torch.Tensor)``).
 _NOT_TENSOR: dict[str, object] = {Fact.NOT_TENSOR: True}
@@ -83,6 +88,14 @@ class GuardsMixin:
             spans = self.facts.device_spans[id(function)] = _device_spans(function)
         return spans
 
+    def _for_another_framework(self, node: ast.AST) -> bool:
+        """Whether ``node`` lies in code that runs only where the model is another framework's (see
+        :func:`other_framework_arms`): there, calling a model is no torch module's forward."""
+        arms = self.facts.other_framework_arms
+        if arms is None:
+            arms = self.facts.other_framework_arms = other_framework_arms(self.facts)
+        return bool(arms) and _within_any(origin(node), arms)
+
     def _host_only_branch(self, test: ast.expr) -> bool | None:
         """The branch of ``test`` that runs only where CUDA is not available (True: the true branch), or None."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -93,25 +106,6 @@ class GuardsMixin:
         if isinstance(test, ast.Name) and Fact.ACCELERATOR_CHECK in self.state.env.get(test.id, UNKNOWN).facts:
             return False
         return None
-
-    def _flag_arms(self, key: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-        """The spans of code in the function being walked that run only when the flag ``key`` is true."""
-        function = self.state.function if self.state.function is not None else self.facts.tree
-        cache_key = (id(function), key)
-        arms = self.facts.flag_arms.get(cache_key)
-        if arms is None:
-            arms = []
-            for node in walk(function):
-                if isinstance(node, (ast.If, ast.IfExp)):
-                    flag = _flag(node.test)
-                    if flag is None or flag[0] != key:
-                        continue
-                    arm = node.orelse if flag[1] else node.body
-                    parts = arm if isinstance(arm, list) else [arm]
-                    if parts:
-                        arms.append(((parts[0].lineno, parts[0].col_offset), (parts[-1].end_lineno or 0, parts[-1].end_col_offset or 0)))
-            self.facts.flag_arms[cache_key] = arms
-        return arms
 
     def _guard_facts(self, test: ast.expr) -> Iterator[tuple[str, dict[str, object] | None, dict[str, object] | None]]:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -325,6 +319,105 @@ def _device_spans(function: ast.AST) -> DeviceSpans:
             if device_name is not None:
                 moves.setdefault(device_name, set()).add((node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0))
     return DeviceSpans(arms, moves)
+
+
+# `import torch` / `from torch ... import` indented: inside a block (a `try:` body among them).
+_NESTED_TORCH_IMPORT = re.compile(r"^[ \t]+(?:import|from)[ \t]+torch\b", re.MULTILINE)
+# Exceptions whose handler runs where an import failed (a bare `except:` too).
+_IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def other_framework_arms(facts: FileFacts) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The spans of code that run only where the model is another framework's, not torch's:
+
+    - an arm of a test of a string against the names of frameworks (``if self.model_type == "tf":``, the ``else`` of
+      ``if framework == "torch":``, ``a if backend in ("jax", "flax") else b``), in a file that imports another
+      framework (TensorFlow, Keras, JAX...): the file dispatches on the framework, and the string names it;
+    - a handler of a ``try:`` whose body imports torch, for a failed import (bare, ``ImportError``, ``Exception``):
+      the path written for where torch, or the torch path, is not there.
+
+    Worked out once per file, by one walk, only where the file's imports allow either."""
+    text = facts.text or ""
+    dispatches = any(name.partition(".")[0] in K.OTHER_FRAMEWORKS for name in facts.aliases.values())
+    falls_back = _NESTED_TORCH_IMPORT.search(text) is not None if text else True
+    if not (dispatches or falls_back):
+        return []
+    arms: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for node in walk(facts.tree):
+        if dispatches and isinstance(node, (ast.If, ast.IfExp)):
+            tested = _framework_test(node.test)
+            if tested is None:
+                continue
+            for other, arm in zip(tested, (node.body, node.orelse)):
+                parts = arm if isinstance(arm, list) else [arm]
+                if other and parts:
+                    arms.append(_span(parts[0], parts[-1]))
+        elif falls_back and isinstance(node, ast.Try) and any(_imports_torch(statement) for statement in node.body):
+            for handler in node.handlers:
+                if handler.body and _catches_import_failure(handler.type):
+                    arms.append(_span(handler.body[0], handler.body[-1]))
+    return arms
+
+
+def _framework_test(test: ast.expr) -> tuple[bool, bool] | None:
+    """Whether the true and the false branch of ``test`` run only for a framework other than torch, where ``test``
+    compares strings with the names of frameworks (None where no operand does)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _framework_test(test.operand)
+        return None if inner is None else (inner[1], inner[0])
+    if isinstance(test, ast.BoolOp):
+        parts = [_framework_test(value) for value in test.values]
+        if all(part is None for part in parts):
+            return None
+        known = [part or (False, False) for part in parts]
+        if isinstance(test.op, ast.And):  # true where every operand is, false where any is
+            return any(true for true, _ in known), all(false for _, false in known)
+        return all(true for true, _ in known), any(false for _, false in known)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    names = _string_constants(test.comparators[0])
+    if names is None:
+        names = _string_constants(test.left)
+        if names is None or isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            return None
+    if not names:
+        return None
+    if names <= K.TORCH_FRAMEWORK_NAMES:
+        torch_when_equal = True
+    elif names <= K.OTHER_FRAMEWORK_NAMES:
+        torch_when_equal = False
+    else:
+        return None
+    if isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)):
+        return (not torch_when_equal, torch_when_equal)
+    if isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+        return (torch_when_equal, not torch_when_equal)
+    return None
+
+
+def _string_constants(node: ast.expr) -> set[str] | None:
+    """``"tf"`` or a tuple, list or set of string literals -> the strings (lower case); None for anything else."""
+    parts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    if not all(isinstance(part, ast.Constant) and isinstance(part.value, str) for part in parts):
+        return None
+    return {part.value.lower() for part in parts}  # type: ignore[attr-defined]
+
+
+def _imports_torch(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Import):
+        return any(alias.name.partition(".")[0] == "torch" for alias in statement.names)
+    return isinstance(statement, ast.ImportFrom) and (statement.module or "").partition(".")[0] == "torch" and not statement.level
+
+
+def _catches_import_failure(caught: ast.expr | None) -> bool:
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(name, ast.Name) and name.id in _IMPORT_FAILURES for name in names)
+
+
+def _span(first: ast.AST, last: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return ((first.lineno, first.col_offset), (last.end_lineno or 0, last.end_col_offset or 0))  # type: ignore[attr-defined]
 
 
 def _at_risk(value: Value) -> bool:

@@ -125,6 +125,8 @@ class ModulesMixin:
         return module.dtype
 
     def _module_output(self, module: Value, args: list[Value], node: ast.Call) -> Value:
+        if self._for_another_framework(node):
+            return UNKNOWN  # `if self.model_type == "tf": self.model(x)`: the model there is another framework's
         flat = flatten(args)
         if args and all(a.kind is Kind.NDARRAY for a in args) and module.instance_of not in self.facts.module_classes:
             # Torch's layers take tensors: a model called on NumPy arrays is another library's (a Keras model behind

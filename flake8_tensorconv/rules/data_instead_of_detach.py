@@ -10,7 +10,7 @@ from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.trees import parent_map, statements_after, walk
+from flake8_tensorconv.trees import last_name, parent_map, statements_after, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
@@ -136,7 +136,11 @@ class DataInsteadOfDetach(Rule):
     `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
     judged by the call), or a layer's `weight` / `bias` whose chain reaches
     NumPy, is the evidence, and no class of the file, or imported from its own
-    package, may have its own `data`; a receiver named as data (`mel_input[0]`,
+    package, may have its own `data`, nor may the receiver be an object that a
+    class of another library makes, or that a method of one returns, also
+    through names bound only to such calls (`samples =
+    AudioDecoder(path).get_all_samples()`: torchcodec's record of decoded
+    audio, whose `data` is its own field); a receiver named as data (`mel_input[0]`,
     `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
     under `no_grad` do not make it grad-free, its package's callers do: where
@@ -558,6 +562,8 @@ class DataInsteadOfDetach(Rule):
             receiver = receiver.func.value if isinstance(receiver, ast.Call) else receiver.value  # type: ignore[union-attr]
         if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "forward":
             return ctx.facts.imports_torch  # `net.forward(x)[-1].data.numpy()`: what a module's forward pass gives
+        if _made_by_another_library(receiver, ctx):
+            return False  # `samples = AudioDecoder(path).get_all_samples()`: a record whose `data` is its own field
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
@@ -568,6 +574,30 @@ class DataInsteadOfDetach(Rule):
     def _fix(self, data: ast.Attribute, ctx: Context, applicability: Applicability):
         start = ctx.attribute_name_start(data)
         return make_fix(applicability, "Replace `.data` with `.detach()`", Edit(start, ctx.end(data), "detach()"))
+
+
+def _made_by_another_library(node: ast.expr, ctx: Context, depth: int = 0) -> bool:
+    """An object that a class of another library makes (a CamelCase class imported from outside torch and NumPy), or
+    that a method of one returns, directly or through names the function binds only to such calls
+    (``decoder = AudioDecoder(path)``, ``samples = decoder.get_all_samples()``): its ``data`` may be its own field."""
+    if isinstance(node, ast.Name):
+        scope = ctx.scope
+        values = [binding.value for binding in scope.bindings.get(node.id, ())]
+        return (
+            depth < 3 and bool(values) and not scope.is_parameter(node.id)
+            and all(value is not None and _made_by_another_library(value, ctx, depth + 1) for value in values)
+        )
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and not (func.attr[:1].isupper() and not func.attr.isupper()):
+        return _made_by_another_library(func.value, ctx, depth)  # a method of such an object
+    name = last_name(func)
+    qualname = ctx.qualname(func)
+    return (
+        name[:1].isupper() and not name.isupper() and qualname is not None
+        and qualname.partition(".")[0] not in ("torch", "numpy")
+    )
 
 
 def _only_rewrites_data(name: str, scope: ast.AST, after: tuple[int, int], rebound: tuple[int, int] | None, reads) -> bool:

@@ -48,6 +48,14 @@ _BOOLEAN_UFUNCS = frozenset(
 _UFUNCS = {**_UNARY_UFUNCS, **_BINARY_UFUNCS, **_TENSOR_PAIR_UFUNCS}
 # Reductions right after a boolean ufunc that read its uint8 result as they would a bool one.
 _REDUCED = re.compile(r"\.(?:any|all|sum)\(\s*\)")
+# Casts right after a boolean ufunc: its 0/1 become what the cast of a bool result gives (`.bool()` is that result).
+_CAST = re.compile(r"\.(?:bool|float|double|half|bfloat16|int|long|short|char|byte)\(\s*\)")
+# A number literal multiplying the (parenthesised) call, before it or after it: `1 * np.isnan(x)`, `np.isnan(x) * 0.5`.
+_NUMBER = r"(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+_TIMES_BEFORE = re.compile(r"(?<![-\w.])" + _NUMBER + r"\s*\*\s*\(*\s*$")
+_TIMES_AFTER = re.compile(r"^\)*\s*\*\s*" + _NUMBER + r"(?![\w.(\[]|\s*\*\*)")
+# Operators that bind the number before them tighter than to the call (`x / 2 * np.isnan(t)` multiplies by `x / 2`).
+_BINDS_TIGHTER = ("*", "/", "%", "@")
 
 
 # The start and end of a statement whose test is the call alone (`if not np.isnan(x):`, `assert np.isfinite(x)`).
@@ -69,7 +77,11 @@ class NumpyFunctionOnTensor(Rule):
     a boolean ufunc on such a tensor whose result only feeds `.any()`, `.all()`
     or `.sum()` at once (`np.isinf(pose).any()`), or is the whole test of an
     `if`, `elif`, `while` or `assert` (`if not np.isnan(loss.std()):`), which
-    read 0/1 as they read `False`/`True`.
+    read 0/1 as they read `False`/`True`, and one whose result is used as
+    numbers at once: cast (`np.isnan(x).bool()`, `.float()`, `.long()`...) or
+    multiplied by a number that keeps 0/1 exact (`1 - 1 * np.isnan(x)`; a
+    float, or an integer up to 255), which give what `torch.isnan` gives
+    there: no uint8 mask is left.
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's
@@ -131,7 +143,7 @@ class NumpyFunctionOnTensor(Rule):
         elif name in _UFUNCS and any(ctx.value(argument).kind is Kind.TENSOR for argument in node.args):
             # A float ufunc on a CPU tensor without grad works (NumPy 2 only warns about `__array_wrap__`):
             # reported where the result is a broken mask, or where the conversion can raise.
-            if (name in _BOOLEAN_UFUNCS and not _reduced_at_once(node, ctx) and not _truth_test(node, ctx)) or any(
+            if (name in _BOOLEAN_UFUNCS and not _reduced_at_once(node, ctx) and not _truth_test(node, ctx) and not _numbers_at_once(node, ctx)) or any(
                 grad_risk(ctx.value(argument), ctx) or device_risk(ctx.value(argument)) for argument in node.args
             ):
                 self._ufunc(node, name, ctx)
@@ -205,6 +217,26 @@ def _reduced_at_once(node: ast.Call, ctx: Context) -> bool:
     source = ctx.source
     after = source.text[source.offset(ctx.end(node)) : source.offset(ctx.end(node)) + 16]
     return _REDUCED.match(after) is not None
+
+
+def _numbers_at_once(node: ast.Call, ctx: Context) -> bool:
+    """``np.isnan(t).bool()``, ``1 - 1 * np.isnan(t)``: the uint8 result is cast at once, or multiplied by a number that
+    keeps its 0/1 exact (a float, or an integer that fits in uint8), so no uint8 mask is left; the cast of a bool result
+    (``torch.isnan(t).float()``) and its product with the number give the same values."""
+    source = ctx.source
+    start, end = ctx.start(node), ctx.end(node)
+    after = source.text[source.offset(end) : source.offset(end) + 24]
+    if _CAST.match(after) is not None:
+        return True
+    before = source.line(start.line)[: start.column]
+    factor = _TIMES_BEFORE.search(before)
+    if factor is not None and before[: factor.start()].rstrip().endswith(_BINDS_TIGHTER):
+        factor = None
+    factor = factor or _TIMES_AFTER.match(source.line(end.line)[end.column :])
+    if factor is None:
+        return False
+    number = factor.group(1)
+    return any(mark in number for mark in ".eE") or int(number) <= 255
 
 
 def _truth_test(node: ast.Call, ctx: Context) -> bool:

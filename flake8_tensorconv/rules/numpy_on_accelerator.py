@@ -37,7 +37,10 @@ class NumpyOnAccelerator(Rule):
     call returns (a model on a GPU fails at the call), unless the model may move
     its inputs: a `DataParallel`, a model whose placement is not known
     (`device_map=` dispatches inputs), or a class of the file whose `forward`
-    moves something.
+    moves something. As for TCV101, what a model returns in code written for
+    another framework's model (an arm of a test of a framework's name, in a
+    file that imports another framework; the handler of a `try:` that imports
+    torch) is of unknown kind.
 
     ## Why is this bad?
     NumPy arrays live in host memory. `.numpy()` on a CUDA tensor raises

@@ -66,6 +66,17 @@ class NumpyRequiresGrad(Rule):
     methods of a `torch.optim.Optimizer` subclass (the parameter update and its
     state, which torch's optimizers run under `no_grad`).
 
+    Code written for another framework's model calls no torch module: an
+    arm of a test of a string that names a framework (`if self.model_type ==
+    "tf":`, the `else` of `if framework == "torch":`, also a conditional
+    expression), in a file that imports another framework (TensorFlow, Keras,
+    JAX, Flax, Paddle, MXNet), and the handler of a `try:` whose body imports
+    torch, where it catches a failed import (bare, `ImportError`,
+    `Exception`): the path written for where torch, or the torch path, is not
+    there. What a model returns there is of unknown kind (silent). A string
+    that names no framework (`mode == "classification"`), or a file that
+    imports no other framework, says nothing of the model.
+
     ## Why is this bad?
     While grad mode is on, `Tensor.numpy()` refuses tensors that require grad:
     parameters, module outputs, and anything computed from them. The call raises
