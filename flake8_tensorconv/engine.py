@@ -150,9 +150,11 @@ def run_rules(
 
 
 def prepare_walk(
-    source: Source, facts: FileFacts, rules: RuleSet, settings: Settings, path: str | None = None
+    source: Source, facts: FileFacts, rules: RuleSet, settings: Settings, path: str | None = None, kept: dict[str, object] | None = None
 ) -> tuple[Interpreter, Context]:
-    """The interpreter that walks the file, with the enabled rules listening; the context collects their findings."""
+    """The interpreter that walks the file, with the enabled rules listening; the context collects their findings.
+
+    ``kept``: what the rules may keep for the next version of the same document (see ``Context.kept``)."""
     from flake8_tensorconv.inference import Interpreter
 
     handlers: dict[type, list] = {}
@@ -161,7 +163,7 @@ def prepare_walk(
         for node_type in _visited_node_types(rule):
             handlers.setdefault(getattr(ast, node_type), []).append(getattr(instance, f"visit_{node_type}"))
     interpreter = Interpreter(facts, listener=None, walks=_scopes_to_walk(source, facts.aliases, rules))
-    context = Context(source, facts, interpreter, settings, rules.codes, path)
+    context = Context(source, facts, interpreter, settings, rules.codes, path, kept)
     # Called after every node the walk evaluates: most have no handler, and a call has about twenty.
     handlers_of = handlers.get
 

@@ -95,6 +95,8 @@ class IncrementalLinter:
         self._bodies: dict[tuple, tuple[int, tuple[Finding, ...]]] = {}
         # Other files of the package that kept findings were drawn from (path -> content hash then).
         self._dependencies: dict[str, str] = {}
+        # What the rules keep for the next version (Context.kept): their work on statements an edit did not touch.
+        self._kept: dict[str, object] = {}
 
     def lint(self, source: Source, settings: Settings, rules: RuleSet, path: str | None = None) -> list[Finding]:
         """The findings of ``source``, sorted by position. Raises ParseError.
@@ -132,7 +134,7 @@ class IncrementalLinter:
             keys: dict[int, tuple[tuple, int]] = {}  # no body is kept: nothing is reused
         else:
             keys = _body_keys(units, spans, texts, statements)
-        interpreter, context = prepare_walk(_MarkedSource(source) if marked else source, facts, rules, settings, path)
+        interpreter, context = prepare_walk(_MarkedSource(source) if marked else source, facts, rules, settings, path, self._kept)
         findings = context.findings
         walks_by_trigger = interpreter.walks
         unit_of = {id(tree.body[index]): index for index in units}

@@ -258,3 +258,20 @@ def test_statements_that_share_a_line_are_told_apart():
     for version in (text, text + "\n", text.replace("return torch.nn.Linear(2, 2)", "return 3")):
         assert linter.lint(Source(text=version), Settings(), rules) == lint_source(Source(text=version), Settings(), rules)
     assert linter.walked == 2
+
+
+def test_the_legacy_constructors_statement_maps_are_kept_for_the_next_version_only_by_the_linter():
+    from flake8_tensorconv.rules._legacy_constructor import _KEPT_MAPS
+
+    text = "import torch\n\n\ndef make():\n    return torch.FloatTensor(0.0)\n\n\ndef other():\n    return 1\n"
+    linter = IncrementalLinter()
+    rules = select_rules(Settings())
+    assert [finding.code for finding in linter.lint(Source(text=text), Settings(), rules)] == ["TCV202"]
+    first = dict(linter._kept[_KEPT_MAPS])
+    changed = text.replace("    return torch", "    size = 2\n    return torch")
+    assert linter.lint(Source(text=changed), Settings(), rules) == lint_source(Source(text=changed), Settings(), rules)
+    assert (linter.walked, linter.reused) == (1, 1)
+    second = linter._kept[_KEPT_MAPS]
+    # The statements the edit did not touch keep their maps; the edited function has new ones.
+    assert len(first) == len(second) == 3
+    assert sum(second[key] is maps for key, maps in first.items() if key in second) == 2

@@ -148,3 +148,19 @@ def test_the_garbage_collector_is_paused_during_an_analysis_and_left_as_it_was(m
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_nothing_of_a_file_outlives_its_analysis():
+    # flake8 lints every file in one process: whatever the plugin kept of a file (its tree, the legacy constructors'
+    # parent maps) would be traversed by each of flake8's garbage collections until the next file replaced it.
+    import gc
+    import weakref
+
+    plugin.TensorConvChecker.parse_options(_options())
+    source = (fixtures_root() / "TCV202" / "float_literal.py").read_text(encoding="utf-8")
+    checker = _checker(source)
+    tree = weakref.ref(checker.tree)
+    assert [message.split()[0] for _, _, message, _ in checker.run()] == ["TCV202"]
+    del checker
+    gc.collect()
+    assert tree() is None

@@ -304,11 +304,12 @@ _SHAPE, _WRITE, _UNKNOWN = Fate(Use.SHAPE), Fate(Use.WRITE), Fate(Use.UNKNOWN)
 _DEPTH = 6  # how far one allocation is followed through names and results
 
 
-# The maps of the last file's top-level statements: the language server's incremental re-analysis
-# keeps the statements an edit did not touch, and rebuilding the maps of the whole file on every change
-# was half of its work. Only the last file's are kept, so a run over many files holds one file's maps;
-# an id is trusted only with its object.
-_LAST_MAPS: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = {}
+# The maps of the top-level statements of the document's last version, kept in ``Context.kept``: the language
+# server's incremental re-analysis keeps the statements an edit did not touch, and rebuilding the maps of the
+# whole file on every change was half of its work. A run over many files keeps none (the context's dict is
+# new for each file); an id is trusted only with its object.
+_KEPT_MAPS = "legacy constructors: statement maps"
+_INITIALISATION = "legacy constructors: initialisation"
 
 
 def _statement_maps(statement: ast.stmt) -> tuple[dict[int, ast.AST], dict[int, ast.ClassDef]]:
@@ -341,11 +342,12 @@ class Initialisation:
     Built once per file, on the first question.
     """
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, kept_between_versions: dict[str, object] | None = None) -> None:
         self.parents: dict[int, ast.AST] = {}
         self.classes: dict[int, ast.ClassDef] = {}  # a node -> its innermost class
-        global _LAST_MAPS
-        previous, kept = _LAST_MAPS, {}
+        between = {} if kept_between_versions is None else kept_between_versions
+        previous: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = between.get(_KEPT_MAPS, {})  # type: ignore[assignment]
+        kept: dict[int, tuple[ast.stmt, dict[int, ast.AST], dict[int, ast.ClassDef]]] = {}
         for statement in tree.body:
             maps = previous.get(id(statement))
             if maps is None or maps[0] is not statement:
@@ -354,7 +356,7 @@ class Initialisation:
             self.parents.update(maps[1])
             self.classes.update(maps[2])
             self.parents[id(statement)] = tree
-        _LAST_MAPS = kept
+        between[_KEPT_MAPS] = kept
         self.tree = tree
         self._initialised: tuple[dict[str, frozenset[ClassNameTest | None]], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
@@ -1094,7 +1096,7 @@ def _allocation(node: ast.expr, ctx: Context) -> bool:
 def _counter(name: str, binding: Binding, ctx: Context) -> bool:
     """``for i, x in enumerate(xs)`` / ``for i in range(n)``: ``name`` is bound to a loop counter (whole numbers
     that count items, far below ``2**24`` in any array built item by item)."""
-    parents = initialisation_of(ctx.facts.tree).parents
+    parents = initialisation_of(ctx).parents
     for store in ctx.scope.stores(name):
         if _start(store) != binding.position:
             continue
@@ -1138,7 +1140,7 @@ def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, 
         return True
     after = _end(value)
     rebound = min((binding.position for binding in ctx.scope.bindings.get(name, ()) if binding.position > after), default=None)
-    parents = initialisation_of(ctx.facts.tree).parents
+    parents = initialisation_of(ctx).parents
     for mention in ctx.scope.mentions(name):
         at = _start(mention.node)
         if not (after < at and (rebound is None or at < rebound)):
@@ -1205,7 +1207,7 @@ def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int 
 def _unpacked_from_a_reader(name: str, binding: Binding, ctx: Context, depth: int, scope: Scope) -> bool:
     """``name`` of ``a, name = load(path)`` where every ``return`` of the file's function ``load`` is a tuple
     whose item there is read from a file."""
-    parents = initialisation_of(ctx.facts.tree).parents
+    parents = initialisation_of(ctx).parents
     store = next((store for store in scope.stores(name) if _start(store) == binding.position), None)
     target = parents.get(id(store)) if store is not None else None
     assignment = parents.get(id(target))
@@ -1294,17 +1296,13 @@ def keep_integers_fix(call: LegacyCall, ctx: Context) -> Fix:
     )
 
 
-_LAST_FILE: tuple[ast.Module, Initialisation] | None = None
-
-
-def initialisation_of(tree: ast.Module) -> Initialisation:
+def initialisation_of(ctx: Context) -> Initialisation:
     """The file's :class:`Initialisation`, shared by the legacy-constructor rules (TCV201, TCV202, TCV211):
-    built once per file, not once per rule. Only the last file's is kept (rules see one file at a time)."""
-    global _LAST_FILE
-    last = _LAST_FILE
-    if last is None or last[0] is not tree:
-        last = _LAST_FILE = (tree, Initialisation(tree))
-    return last[1]
+    built once per file, not once per rule, and dropped with the file's context."""
+    initialisation = ctx.shared.get(_INITIALISATION)
+    if initialisation is None:
+        initialisation = ctx.shared[_INITIALISATION] = Initialisation(ctx.facts.tree, ctx.kept)
+    return initialisation  # type: ignore[return-value]
 
 
 class DataCasts:
@@ -1321,5 +1319,5 @@ class DataCasts:
         if call is None or len(node.args) != 1 or not is_data_argument(node.args[0], ctx):
             return None
         if self._parents is None:
-            self._parents = initialisation_of(ctx.facts.tree).parents
+            self._parents = initialisation_of(ctx).parents
         return call, classify_cast(call, self._parents, ctx)

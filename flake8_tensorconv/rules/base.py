@@ -77,6 +77,7 @@ class Context:
         settings: Settings,
         enabled_codes: frozenset[str] = frozenset(),
         path: str | None = None,
+        kept: dict[str, object] | None = None,
     ) -> None:
         self.source = source
         self.facts = facts
@@ -94,6 +95,13 @@ class Context:
         self.dependencies: dict[str, str] = {}
         self._elsewhere: dict[int, tuple[dict[int, Value], dict[int, bool]] | None] = {}
         self._oracle: PackageOracle | None | bool = False  # False: not made yet
+        # What several rules share of this file (built by the first that asks); it goes with the context.
+        self.shared: dict[str, object] = {}
+        # What a host that analyses successive versions of one document keeps between them (the incremental
+        # linter: a rule may reuse its work on the statements an edit did not touch). Anything else gives a new
+        # dict per file, so that nothing of a file outlives its analysis: a process that lints many files (flake8)
+        # would otherwise carry a whole tree through each of its garbage collections until the next file.
+        self.kept: dict[str, object] = {} if kept is None else kept
 
     # -------------------------------------------------------------- knowledge
     def value(self, node: ast.expr) -> Value:

@@ -156,7 +156,7 @@ class LegacyConstructorSize(Rule):
         if call is None:
             return
         if self._initialisation is None:
-            self._initialisation = initialisation_of(ctx.facts.tree)
+            self._initialisation = initialisation_of(ctx)
         overwritten = self._initialisation.overwritten_at_once(node)
         if overwritten is not None and _shape_display(node.args):
             self._report_shape_as_data(node, call, overwritten, ctx)
