@@ -16,6 +16,26 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "a_cpu_device_kept_on_self_counts_only_where_no_other_method_rebinds_it": """
+        import torch
+
+        class Evaluator:
+            def __init__(self, model, device):
+                self.model = model.cuda()
+                self.cpu_device = torch.device("cpu")
+                self.target = "cpu"
+                self.out_device = device
+
+            def retarget(self, device):
+                self.target = device
+
+            def process(self, x):
+                out = self.model(x.cuda()).detach()
+                a = out.to(self.cpu_device).numpy()
+                b = out.to(self.target).numpy()  # expect: TCV102
+                c = out.to(self.out_device).numpy()  # expect: TCV102
+                return a, b, c
+    """,
     "what_torch_from_numpy_accepted_is_an_array": """
         import torch
 

@@ -164,7 +164,8 @@ class ModulesMixin:
 
 
 def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
-    """Values of ``self.X = ...`` in ``__init__`` (modules, parameters and instances of the file's plain classes)."""
+    """Values of ``self.X = ...`` in ``__init__`` (modules, parameters, instances of the file's plain classes, storage
+    it allocates, and the CPU as a device it keeps)."""
     from flake8_tensorconv.inference.interpreter import Interpreter
 
     attributes: dict[str, Value] = {}
@@ -196,6 +197,17 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                     if target not in stored_elsewhere:
                         joined = join_all([value for name, value in interpreter.attribute_stores if name == target])
                         attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
+            # The CPU as a device that `__init__` keeps (`self._cpu_device = torch.device("cpu")`, `self.host = "cpu"`)
+            # wherever it binds the name, and that no other method rebinds: `.to(self._cpu_device)` moves to the CPU.
+            on_cpu: dict[str, bool] = {}
+            for target, value in interpreter.attribute_stores:
+                on_cpu[target] = on_cpu.get(target, True) and value.kind is Kind.DEVICE and value.device is Device.CPU
+            for target, cpu in on_cpu.items():
+                if cpu and target not in attributes:
+                    if stored_elsewhere is None:
+                        stored_elsewhere = facts.stored_outside_init_of(cls)
+                    if target not in stored_elsewhere:
+                        attributes[target] = Value(kind=Kind.DEVICE, grad=Grad.NO, device=Device.CPU)
     return attributes
 
 

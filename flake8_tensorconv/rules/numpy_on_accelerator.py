@@ -16,7 +16,9 @@ class NumpyOnAccelerator(Rule):
     the flag that guards every move to the GPU is off (`if use_gpu: x =
     x.cuda()` ... `x.numpy() if not use_gpu else x.cpu().numpy()`), and where
     the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`),
-    and where a test of the tensor's own device says it is not a CUDA one
+    also a CPU device that the class's `__init__` keeps on `self`
+    (`self._cpu_device = torch.device("cpu")`, `self.host = "cpu"`) and no other
+    method rebinds (`.to(self._cpu_device)`), and where a test of the tensor's own device says it is not a CUDA one
     (`x.is_cuda`, `x.device.type == "cuda"`, `"cuda" in str(x.device)`).
     A parameter whose device the function itself reads (`torch.zeros(n).to(x.device)`)
     is expected on any device, a GPU included, unless the callers in the file
