@@ -57,6 +57,17 @@ def last_name(node: ast.expr) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
+def is_class_name(name: str) -> bool:
+    """A CamelCase name, as classes are written (``Linear``, ``AudioDecoder``; not ``ALL_CAPS`` constants)."""
+    return name[:1].isupper() and not name.isupper()
+
+
+def names_a_class_outside(func: ast.expr, qualname: str | None, libraries: tuple[str, ...]) -> bool:
+    """Whether ``func`` names a class (a CamelCase name) imported from a library other than ``libraries`` (its
+    qualified name, ``qualname``, is known and starts elsewhere)."""
+    return is_class_name(last_name(func)) and qualname is not None and qualname.partition(".")[0] not in libraries
+
+
 def statements_after(statement: ast.AST, parents: dict[int, ast.AST]) -> list[ast.stmt]:
     """The statements after ``statement`` in the block that holds it (a ``body``, ``orelse`` or ``finalbody``);
     none where it is in no such block."""

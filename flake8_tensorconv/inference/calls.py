@@ -23,7 +23,7 @@ from flake8_tensorconv.inference.support import (
     literal_bool,
     root_name,
 )
-from flake8_tensorconv.trees import last_name
+from flake8_tensorconv.trees import last_name, names_a_class_outside
 from flake8_tensorconv.values import (
     INTEGER_DTYPES,
     NUMBER,
@@ -437,13 +437,7 @@ class CallsMixin:
         """``Meta(args)``: a call of a class imported from outside torch and NumPy (a CamelCase name)."""
         if not isinstance(expression, ast.Call):
             return False
-        func = expression.func
-        name = last_name(func)
-        qualname = self.facts.qualname(func)
-        return (
-            name[:1].isupper() and not name.isupper() and qualname is not None
-            and not qualname.startswith(("torch.", "numpy.", "tensorflow.", "jax."))
-        )
+        return names_a_class_outside(expression.func, self.facts.qualname(expression.func), ("torch", "numpy", "tensorflow", "jax"))
 
     def _unknown_method(self, receiver: Value, name: str, node: ast.Call, args: list[Value], keywords: dict[str | None, Value]) -> Value:
         """Methods that say what they return whatever the receiver (a tensor, an array, a module...)."""

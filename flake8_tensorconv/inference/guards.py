@@ -311,9 +311,7 @@ def _device_spans(function: ast.AST) -> DeviceSpans:
                 arm = node.orelse if flag[1] else node.body
                 parts = arm if isinstance(arm, list) else [arm]
                 if parts:
-                    first, last = parts[0], parts[-1]
-                    span = ((first.lineno, first.col_offset), (last.end_lineno or 0, last.end_col_offset or 0))
-                    arms.setdefault(flag[0], []).append(span)
+                    arms.setdefault(flag[0], []).append(_span(parts[0], parts[-1]))
         elif isinstance(node, ast.Call):
             device_name = _placed_on(node)
             if device_name is not None:

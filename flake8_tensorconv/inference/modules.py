@@ -186,28 +186,24 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
             # Storage that `__init__` allocates (`self.buf_state = torch.empty(...)`, a replay buffer's) wherever it
             # binds the name, and that no other method rebinds, is data: filling it item by item gives it no grad
             # source. Where it lives is left unknown (a device argument may change between instances).
-            storage: dict[str, bool] = {}
-            for target, value in interpreter.attribute_stores:
-                made = value.kind is Kind.TENSOR and value.grad is Grad.NO and not value.facts
-                storage[target] = storage.get(target, True) and made
-            for target, made in storage.items():
-                if made and target not in attributes:
-                    if stored_elsewhere is None:
-                        stored_elsewhere = facts.stored_outside_init_of(cls)
-                    if target not in stored_elsewhere:
-                        joined = join_all([value for name, value in interpreter.attribute_stores if name == target])
-                        attributes[target] = joined.with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
             # The CPU as a device that `__init__` keeps (`self._cpu_device = torch.device("cpu")`, `self.host = "cpu"`)
             # wherever it binds the name, and that no other method rebinds: `.to(self._cpu_device)` moves to the CPU.
-            on_cpu: dict[str, bool] = {}
+            by_target: dict[str, list[Value]] = {}
             for target, value in interpreter.attribute_stores:
-                on_cpu[target] = on_cpu.get(target, True) and value.kind is Kind.DEVICE and value.device is Device.CPU
-            for target, cpu in on_cpu.items():
-                if cpu and target not in attributes:
-                    if stored_elsewhere is None:
-                        stored_elsewhere = facts.stored_outside_init_of(cls)
-                    if target not in stored_elsewhere:
-                        attributes[target] = Value(kind=Kind.DEVICE, grad=Grad.NO, device=Device.CPU)
+                by_target.setdefault(target, []).append(value)
+            for target, values in by_target.items():
+                storage = all(value.kind is Kind.TENSOR and value.grad is Grad.NO and not value.facts for value in values)
+                on_cpu = all(value.kind is Kind.DEVICE and value.device is Device.CPU for value in values)
+                if target in attributes or not (storage or on_cpu):
+                    continue
+                if stored_elsewhere is None:
+                    stored_elsewhere = facts.stored_outside_init_of(cls)
+                if target in stored_elsewhere:
+                    continue
+                if storage:
+                    attributes[target] = join_all(values).with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
+                else:
+                    attributes[target] = Value(kind=Kind.DEVICE, grad=Grad.NO, device=Device.CPU)
     return attributes
 
 

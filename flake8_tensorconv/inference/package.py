@@ -456,7 +456,7 @@ class PackageOracle:
         ):
             return None
         class_name = definition.node.name if method is not None and as_method else None
-        bound_first = method is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound_first = method is not None and not is_staticmethod(function)
         bound = bind_arguments(function, CallSite(call, interpreter.facts.tree, None, bound=bound_first), interpreter.values)
         _, literals = call_context(function, call, interpreter.values, interpreter.eval_default)
         bound = {name: value for name, value in bound.items() if value != UNKNOWN}

@@ -22,7 +22,7 @@ from flake8_tensorconv.inference.support import (
     literal_bool,
     terminates,
 )
-from flake8_tensorconv.trees import child_nodes, last_name
+from flake8_tensorconv.trees import child_nodes, is_class_name, last_name
 from flake8_tensorconv.values import (
     OTHER,
     UNKNOWN,
@@ -274,7 +274,7 @@ class StatementsMixin:
         for value in values:
             func = value.func if isinstance(value, ast.Call) else None
             last = last_name(func)
-            if not (last[:1].isupper() and not last.isupper()) or re.search(K.NOT_A_PRETRAINED_MODEL, last):
+            if not is_class_name(last) or re.search(K.NOT_A_PRETRAINED_MODEL, last):
                 return False
         return bool(values)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.trees import walk
+from flake8_tensorconv.trees import is_class_name, walk
 from flake8_tensorconv.values import Fact, Grad, Kind
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -35,7 +35,7 @@ def own_classes_may_have(
             if not any(base in _TENSOR_BASES for base in bases):
                 return True
         elif imported and isinstance(node, ast.ImportFrom) and node.level > 0:
-            if any(alias.name[:1].isupper() and not alias.name.isupper() for alias in node.names):
+            if any(is_class_name(alias.name) for alias in node.names):
                 return True
     return False
 

@@ -10,7 +10,7 @@ from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
 from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.trees import last_name, parent_map, statements_after, walk
+from flake8_tensorconv.trees import is_class_name, names_a_class_outside, parent_map, statements_after, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
@@ -590,14 +590,9 @@ def _made_by_another_library(node: ast.expr, ctx: Context, depth: int = 0) -> bo
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    if isinstance(func, ast.Attribute) and not (func.attr[:1].isupper() and not func.attr.isupper()):
+    if isinstance(func, ast.Attribute) and not is_class_name(func.attr):
         return _made_by_another_library(func.value, ctx, depth)  # a method of such an object
-    name = last_name(func)
-    qualname = ctx.qualname(func)
-    return (
-        name[:1].isupper() and not name.isupper() and qualname is not None
-        and qualname.partition(".")[0] not in ("torch", "numpy")
-    )
+    return names_a_class_outside(func, ctx.qualname(func), ("torch", "numpy"))
 
 
 def _only_rewrites_data(name: str, scope: ast.AST, after: tuple[int, int], rebound: tuple[int, int] | None, reads) -> bool:
