@@ -366,7 +366,12 @@ PARAMETER_FREE_MODULES = frozenset(
         "UpsamplingBilinear2d PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d "
         "ReflectionPad1d ReflectionPad2d ReplicationPad1d ReplicationPad2d CosineSimilarity "
         "PairwiseDistance MSELoss L1Loss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss "
-        "SmoothL1Loss HuberLoss KLDivLoss CTCLoss MarginRankingLoss CosineEmbeddingLoss"
+        "SmoothL1Loss HuberLoss KLDivLoss CTCLoss MarginRankingLoss CosineEmbeddingLoss "
+        "ConstantPad3d ZeroPad1d ZeroPad3d ReflectionPad3d ReplicationPad3d CircularPad1d CircularPad2d CircularPad3d "
+        "Softmax2d Softmin Tanhshrink Softshrink Hardshrink LogSigmoid GLU RReLU FeatureAlphaDropout "
+        "LPPool1d LPPool2d LPPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d FractionalMaxPool2d FractionalMaxPool3d "
+        "ChannelShuffle Fold Unfold PoissonNLLLoss GaussianNLLLoss MultiLabelMarginLoss MultiLabelSoftMarginLoss "
+        "MultiMarginLoss SoftMarginLoss HingeEmbeddingLoss TripletMarginLoss"
     ).split()
 )
 

@@ -8,6 +8,7 @@ these gets exactly what the ``ast`` functions give, in the same order.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections import deque
 from collections.abc import Iterator
 
@@ -77,3 +78,28 @@ def statements_after(statement: ast.AST, parents: dict[int, ast.AST]) -> list[as
         if isinstance(block, list) and statement in block:
             return block[block.index(statement) + 1 :]
     return []
+
+
+# What a module reads without binding it: the builtins and the module's own dunders.
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__path__", "__cached__", "__builtins__", "__annotations__", "__class__"}
+
+
+def free_names(tree: ast.Module, bound: set[str] | None = None) -> frozenset[str]:
+    """Names read in the file but bound nowhere in it (nor in ``bound``) and no builtins: they come from a
+    star import, a notebook's earlier session or ``exec``, none of which the file shows."""
+    loaded: set[str] = set()
+    bound = set() if bound is None else bound
+    for node in walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.partition(".")[0])
+    return frozenset(loaded - bound - _BUILTINS)

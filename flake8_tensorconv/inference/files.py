@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.bindings import ScopeIndex
-from flake8_tensorconv.trees import walk
+from flake8_tensorconv.trees import free_names, walk
 from flake8_tensorconv.values import (
     Value,
 )
@@ -75,20 +75,7 @@ def _star_exports(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
 
     If ``torch`` is one of them, the star import re-exports torch, and with it the usual aliases.
     """
-    loaded: set[str] = set()
-    bound = set(aliases)
-    for node in walk(tree):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            bound.add(node.asname or node.name.partition(".")[0])
-    free = loaded - bound
+    free = free_names(tree, set(aliases))
     if "torch" not in free:
         return {}
     return {name: qualname for name, qualname in _STAR_EXPORTS.items() if name in free}

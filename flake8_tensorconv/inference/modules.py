@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import FileFacts
@@ -211,24 +212,45 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
 _REGISTERS = frozenset({"register_parameter", "add_module", "register_module", "setattr", "__setattr__", "load_state_dict"})
 
 
-def holds_no_parameters(class_name: str, facts: FileFacts) -> bool:
-    """An nn.Module subclass of the file, defined once, derived from ``nn.Module`` itself, that stores only
-    settings on ``self`` (literals, and parameters of its methods whose defaults are literals): it has no
-    parameters, so what it computes requires grad only where its inputs do (a dequantisation, a fixed transform).
+def holds_no_parameters(class_name: str, facts: FileFacts, depth: int = 0) -> bool:
+    """An nn.Module subclass of the file, defined once, derived from ``nn.Module`` itself or from such a class
+    of the file, that stores only settings on ``self`` (literals, parameters of its methods whose defaults are
+    literals or that are annotated as numbers, strings or flags, parameter-free torch layers, plain tensors): it
+    has no parameters, so what it computes requires grad only where its inputs do (a dequantisation, a fixed
+    transform, a multi-frame filter).
     """
     cls = facts.class_defined_once(class_name)
-    if cls is None or not cls.bases:
+    if cls is None or not cls.bases or depth > 4:
         return False
-    if any(facts.qualname(base) != "torch.nn.Module" for base in cls.bases) or cls.keywords or cls.decorator_list:
+    if cls.keywords or cls.decorator_list:
         return False
+    for base in cls.bases:
+        if facts.qualname(base) == "torch.nn.Module":
+            continue
+        if not (isinstance(base, ast.Name) and base.id != class_name and holds_no_parameters(base.id, facts, depth + 1)):
+            return False
     for statement in cls.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not _stores_only_settings(statement, facts):
                 return False
         elif not (isinstance(statement, (ast.Pass, ast.Expr)) and (isinstance(statement, ast.Pass) or _setting(statement.value, {}))):
+            if isinstance(statement, ast.AnnAssign) and statement.value is None:
+                continue  # `num_freqs: Final[int]`: an annotation binds nothing
             if not (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None and _setting(statement.value, {})):
                 return False
     return True
+
+
+# Annotations of a method's parameter that make it a setting, never a module or a parameter.
+_SETTING_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _annotated_setting(arg: ast.arg) -> bool:
+    """``num_freqs: int``, ``eps: Final[float]``, ``name: Optional[str]``."""
+    annotation = arg.annotation
+    while isinstance(annotation, ast.Subscript) and last_name(annotation.value) in ("Final", "Optional"):
+        annotation = annotation.slice
+    return annotation is not None and isinstance(annotation, (ast.Name, ast.Attribute)) and last_name(annotation) in _SETTING_ANNOTATIONS
 
 
 def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts: FileFacts) -> bool:
@@ -241,7 +263,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
             *zip(args.kwonlyargs, args.kw_defaults),
         ]
         if default is not None and (_setting(default, {}) or _plain_tensor(default, set(), facts))
-    }
+    } | {arg.arg for arg in [*positional, *args.kwonlyargs] if _annotated_setting(arg)}
     for node in walk(method):
         if isinstance(node, ast.Call):
             func = node.func
@@ -254,7 +276,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             targets = [node.target]
         for target in targets:
-            for part in walk(target):
+            for part in _stored_into(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     value = getattr(node, "value", None)
                     if value is None or not (
@@ -262,6 +284,23 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
                     ):
                         return False
     return True
+
+
+def _stored_into(target: ast.expr) -> Iterator[ast.expr]:
+    """What an assignment's target stores into: ``self.a`` for ``self.a[i]`` and ``self.a.b``, each element of a
+    tuple; not the names it only reads (``x[self.idx] = v`` stores into ``x``)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _stored_into(element)
+        return
+    if isinstance(target, ast.Starred):
+        yield from _stored_into(target.value)
+        return
+    while True:
+        yield target
+        if not isinstance(target, (ast.Attribute, ast.Subscript)):
+            return
+        target = target.value
 
 
 # Tensor methods that move, cast, copy or reshape: a plain tensor stays one.
@@ -318,6 +357,10 @@ def _setting(node: ast.expr, literal_parameters: set[str]) -> bool:
         return _setting(node.left, literal_parameters) and _setting(node.right, literal_parameters)
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_setting(element, literal_parameters) for element in node.elts)
+    if isinstance(node, ast.Compare):
+        return all(_setting(operand, literal_parameters) for operand in (node.left, *node.comparators))  # a flag
+    if isinstance(node, ast.BoolOp):
+        return all(_setting(value, literal_parameters) for value in node.values)
     return False
 
 

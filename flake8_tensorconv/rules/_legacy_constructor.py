@@ -12,7 +12,7 @@ from flake8_tensorconv.arrays import ZERO_D
 from flake8_tensorconv.findings import Applicability, Edit, Fix
 from flake8_tensorconv.knowledge import RESETS_EVERY_PARAMETER, dtype_from_qualname
 from flake8_tensorconv.rules.base import Context, insertion, make_fix
-from flake8_tensorconv.trees import child_nodes, last_name, walk
+from flake8_tensorconv.trees import child_nodes, free_names, last_name, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 if TYPE_CHECKING:
@@ -261,9 +261,11 @@ _SHAPE_METHODS = frozenset(
     | {"new", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
 )
 _SHAPE_FUNCTIONS = frozenset({"len", "isinstance", "type", "id", "hasattr"})
-# Views: writing into one writes the allocation.
+# Views: writing into one writes the allocation (`numpy()`'s array shares its memory: a C library may fill it
+# through `.ctypes.data`).
 _VIEWS = frozenset(
-    "view reshape t T mT transpose permute squeeze unsqueeze expand flatten narrow select view_as reshape_as expand_as".split()
+    "view reshape t T mT transpose permute squeeze unsqueeze expand flatten narrow select view_as reshape_as expand_as "
+    "numpy".split()
 )
 # Calls that keep their argument somewhere the analysis does not follow.
 _STORES = frozenset({"append", "extend", "insert", "add", "register_buffer", "register_parameter", "setattr", "setdefault", "update", "add_module"})
@@ -361,6 +363,7 @@ class Initialisation:
         self._initialised: tuple[dict[str, frozenset[ClassNameTest | None]], frozenset[int]] | None = None
         self._called: tuple[frozenset[str], frozenset[str]] | None = None
         self._relative: frozenset[str] | None = None  # names imported from the package's own modules
+        self._free: frozenset[str] = frozenset()  # names the file reads and never binds (set with _relative)
         self._display_names: dict[str, list[ast.expr]] | None = None
         self._builders: dict[str, list[ast.ClassDef]] | None = None  # a called name -> the classes calling it
         self._defined: frozenset[str] | None = None  # the names of the file's functions and methods
@@ -438,6 +441,8 @@ class Initialisation:
                 return _SHAPE  # `x.type()`: the type's name
             if called and parent.attr in _KEEPS_THE_ALLOCATION:
                 return self._fate(call, ctx, depth + 1)  # type: ignore[arg-type]
+            if called and parent.attr == "data_ptr":
+                return _UNKNOWN  # its address, handed to code that may write the values (a C library's call)
             if called and parent.attr == "resize_as_":
                 # Returns the allocation, reshaped and still uninitialised: what follows decides
                 # (`x.resize_as_(y).copy_(y)`); a statement of its own reads nothing.
@@ -565,7 +570,9 @@ class Initialisation:
 
     def _out_of_sight(self, func: ast.expr, qualname: str) -> bool:
         """A callee imported from a module other than the libraries that compute with their arguments:
-        ``from TTS.layers.solver import model_wrapper``, ``from .solver import wrap``, ``utils.run(...)``."""
+        ``from TTS.layers.solver import model_wrapper``, ``from .solver import wrap``, ``utils.run(...)``;
+        or one the file never binds (``Parameter(...)`` from a star import or a notebook's earlier session),
+        whose origin it does not show."""
         if qualname:
             return qualname.partition(".")[0] not in _READING_LIBRARIES
         root = func
@@ -577,7 +584,8 @@ class Initialisation:
                 for node in walk(self.tree) if isinstance(node, ast.ImportFrom) and node.level
                 for alias in node.names
             )
-        return isinstance(root, ast.Name) and root.id in self._relative
+            self._free = free_names(self.tree)
+        return isinstance(root, ast.Name) and (root.id in self._relative or root.id in self._free)
 
     # ------------------------------------------------------------------ modules that run
     def _runs(self, cls: ast.ClassDef) -> bool:

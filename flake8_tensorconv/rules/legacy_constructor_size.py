@@ -66,7 +66,9 @@ class LegacyConstructorSize(Rule):
     measures that parameter (`.shape`, `.size()`, `len`), the values are not read. Where
     the allocation goes somewhere it does not
     follow (a container, an attribute, a function imported from the project's own
-    modules, which may keep or ignore it), it stays silent. A size named as a count
+    modules, which may keep or ignore it, a callee the file never binds, such as
+    `Parameter` from a star import, or its address handed to foreign code through
+    `.numpy().ctypes.data` or `.data_ptr()`, where a C library may fill it), it stays silent. A size named as a count
     (`2 * self.out_features`) is read as a size. A parameter's module must derive from torch's or the file's own classes (a
     base from elsewhere, such as a pretrained-model class, may initialise every parameter)
     and be able to run: a library's class, or (for a class
