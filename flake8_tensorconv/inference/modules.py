@@ -205,7 +205,35 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                     attributes[target] = join_all(values).with_(device=Device.UNKNOWN, device_origin=None, shares_with=None)
                 else:
                     attributes[target] = Value(kind=Kind.DEVICE, grad=Grad.NO, device=Device.CPU)
+    if not any(isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__init__" for statement in cls.body):
+        attributes.update(_inherited_data(cls, facts))
     return attributes
+
+
+def _inherited_data(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
+    """A class without an ``__init__`` of its own runs its first base's: the storage and CPU device that a base of the
+    file keeps there (an evaluator's ``self._cpu_device`` used by its subclass's ``process``), where no method of the
+    class rebinds them (the base's own methods were asked where the base's attributes were worked out)."""
+    base = cls.bases[0] if cls.bases else None
+    if not isinstance(base, ast.Name) or facts.class_defined_once(base.id) is None:
+        return {}
+    ancestor: ast.ClassDef | None = facts.class_defined_once(base.id)
+    for _ in range(8):  # a chain of bases that comes back to the class (`class A(B)`, `class B(A)`) never runs
+        if ancestor is None or ancestor is cls:
+            break
+        first = ancestor.bases[0] if ancestor.bases else None
+        ancestor = facts.class_defined_once(first.id) if isinstance(first, ast.Name) else None
+    if ancestor is not None:
+        return {}
+    inherited = facts.class_attributes.get(base.id) or {}
+    data = {
+        name: value for name, value in inherited.items()
+        if value.kind is Kind.DEVICE or (value.kind is Kind.TENSOR and value.grad is Grad.NO)
+    }
+    if data:
+        rebound = facts.stored_outside_init_of(cls)
+        data = {name: value for name, value in data.items() if name not in rebound}
+    return data
 
 
 # Calls that give a module parameters or submodules other than by `self.x = ...`.

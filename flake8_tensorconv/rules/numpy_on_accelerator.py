@@ -18,7 +18,8 @@ class NumpyOnAccelerator(Rule):
     the device it was moved to is `"cpu"` (`if device != "cpu": x = x.cpu()`),
     also a CPU device that the class's `__init__` keeps on `self`
     (`self._cpu_device = torch.device("cpu")`, `self.host = "cpu"`) and no other
-    method rebinds (`.to(self._cpu_device)`), and where a test of the tensor's own device says it is not a CUDA one
+    method rebinds (`.to(self._cpu_device)`; a subclass without an `__init__` of
+    its own runs its base's, so a base class of the file keeping it counts), and where a test of the tensor's own device says it is not a CUDA one
     (`x.is_cuda`, `x.device.type == "cuda"`, `"cuda" in str(x.device)`).
     A parameter whose device the function itself reads (`torch.zeros(n).to(x.device)`)
     is expected on any device, a GPU included, unless the callers in the file
