@@ -127,6 +127,8 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         dtype, facts = dtype_facts(node.args[0], args[0])
         return Value(kind=Kind.DTYPE, dtype=dtype, facts=facts)
     first = args[0] if args else None
+    if name in ("vectorize", "frompyfunc"):
+        return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a function over arrays, not an array
     if name in ("array", "asarray", "ascontiguousarray", "asanyarray", "copy", "require"):
         return _from_data(name, node, first, dtype, facts, dtype_given=dtype_node is not None)
     if name == "nonzero" or (name == "where" and len(node.args) == 1 and not node.keywords):
@@ -435,3 +437,12 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
         if keyword.arg == name:
             return keyword.value
     return None
+
+
+def vectorized_call(args: list[Value]) -> Value:
+    """``np.vectorize(f)(x)``: an array shaped as ``x``; 0-d (a NumPy scalar's stand-in) where ``x`` may be a scalar."""
+    first = args[0] if args else None
+    whole = first is not None and (
+        (first.kind is Kind.NDARRAY and not first.facts & {MAYBE_SCALAR, ZERO_D}) or first.kind is Kind.SEQUENCE
+    )
+    return ndarray(None) if whole else ndarray(None, facts=frozenset({MAYBE_SCALAR}))

@@ -95,6 +95,8 @@ class CallsMixin:
         callee = self.value_of(func)
         if callee.kind is Kind.OTHER and (callee.instance_of or "").startswith(K.TRANSFORM_MODULES):
             return Value(grad=Grad.NO)  # what a data transform makes of an image is data (a tensor or an image)
+        if callee.kind is Kind.OTHER and callee.instance_of == "numpy.vectorize":
+            return arrays.vectorized_call(args)
         if callee.kind is Kind.MODULE:
             # `self(x)`, `net(x)` of a module class of the file whose forward detaches or runs under no_grad.
             return self._grad_free_forward(callee) or self._module_output(callee, args, node)

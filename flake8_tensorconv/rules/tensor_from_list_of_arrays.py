@@ -34,7 +34,8 @@ class TensorFromListOfArrays(Rule):
     list of NumPy arrays: a list display or comprehension of arrays (nested ones
     too: a list of lists of arrays), `list(...)` of a generator of arrays or of
     `map(np.load, paths)`, or a list built with `.append(array)` or `+ [array]`. The arrays are
-    made by NumPy, or by functions of other libraries known to return them
+    made by NumPy (also by a function made with `np.vectorize(f)`, called on an array
+    or a list), or by functions of other libraries known to return them
     (`scipy.optimize.linear_sum_assignment`, `cv2.imread`, `scipy.ndimage.zoom`...),
     or values that `torch.from_numpy` accepted earlier (it raises on anything else),
     or the observations of a gym / gymnasium environment made in the file with an id
