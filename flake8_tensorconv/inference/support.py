@@ -164,19 +164,18 @@ def made_without_grad(value: Value) -> Value:
 
 def items_without_grad(items: Iterable[Value]) -> Value | None:
     """What a dict holds whose every item is known to hold no grad (tensors without grad, numbers, strings, arrays; not
-    a leaf, which requires grad in any grad mode): an item read from it holds none either, of whatever kind. None
-    where one item may require grad or is of another kind (a list, an object, a module), or there is no item."""
-    kinds: set[Kind] = set()
+    a leaf, which requires grad in any grad mode): an item read from it holds none either. Only that is kept (of
+    unknown kind), so that it takes findings away and makes none. None where one item may require grad or is of
+    another kind (a list, an object, a module), or there is no item."""
+    found = False
     for item in items:
         if item.kind in (Kind.TENSOR, Kind.UNKNOWN):
             if item.grad is not Grad.NO or item.facts & {Fact.PARAMETER, Fact.LEAF}:
                 return None
         elif item.kind not in (Kind.NUMBER, Kind.STRING, Kind.NDARRAY):
             return None
-        kinds.add(item.kind)
-    if not kinds:
-        return None
-    return Value(kind=Kind.TENSOR if kinds == {Kind.TENSOR} else Kind.UNKNOWN, grad=Grad.NO)
+        found = True
+    return Value(grad=Grad.NO) if found else None
 
 
 def kwarg(node: ast.Call, name: str) -> ast.expr | None:
