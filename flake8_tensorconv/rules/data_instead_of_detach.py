@@ -125,8 +125,10 @@ class DataInsteadOfDetach(Rule):
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, or of a module the file freezes (a loop setting
     every parameter's `requires_grad = False`, also of one of another library,
-    and its layers: `cnn._modules.values()`, `children()`) where nothing in the
-    file turns `requires_grad` back on or stores a layer into it, a tensor after
+    and its layers: `cnn._modules.values()`, `children()`) or that a function of
+    another module of the package returns frozen so (`model = load_model(path)`),
+    where nothing in the file turns `requires_grad` back on or stores a layer
+    into it, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
     too, a tensor op of such values after the block, `actions.gather(0, best)`,
     or one that another method stores on `self` where `__init__` only
