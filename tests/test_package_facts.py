@@ -835,3 +835,104 @@ def test_what_round_10s_package_facts_rest_on_holds_at_run_time(tmp_path):
     run = subprocess.run([sys.executable, "-c", RUN_ROUND_10, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["False True", "False False True"]
+
+
+LOADERS = """\
+import torch
+
+
+def load_model(path):
+    model = torch.load(path)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad = False
+    return model
+
+
+def build_frozen(n):
+    net = torch.nn.Linear(n, 2)
+    net.requires_grad_(False)
+    return net
+
+
+def build(n):
+    return torch.nn.Linear(n, 2)
+"""
+
+USES_LOADERS = """\
+import torch
+
+from proj.loaders import build, build_frozen, load_model
+
+
+def features(x):
+    model = load_model("model.pt")
+    out = model(torch.from_numpy(x))
+    return out.data.cpu().numpy()
+
+
+def frozen_layer(x):
+    layer = build_frozen(3)
+    out = layer(torch.from_numpy(x))
+    return out.data.cpu().numpy()
+
+
+def trained_layer(x):
+    layer = build(3)
+    out = layer(torch.from_numpy(x))
+    return out.data.cpu().numpy()
+"""
+
+
+def test_a_model_that_a_loader_of_another_module_freezes(tmp_path):
+    """`load_model` sets every parameter's `requires_grad` false, `build_frozen` calls `requires_grad_(False)`: their
+    layers' outputs on data hold no grad. `build`'s layer is trained."""
+    folder = make_modules(tmp_path, loaders=LOADERS, report=USES_LOADERS)
+    assert lint_text_alone(folder / "report.py") == [("TCV104", 9), ("TCV104", 15), ("TCV104", 21)]
+    assert lint(folder / "report.py") == [("TCV104", 21)]
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        # A layer stored into the loaded model holds parameters that require grad.
+        (('    model = load_model("model.pt")\n', '    model = load_model("model.pt")\n    model.fc = torch.nn.Linear(2, 2)\n'), 10),
+        # The calling file turns grad back on (anywhere: the frozen layers too).
+        (('    layer = build(3)\n', '    layer = build(3)\n    layer.requires_grad_(True)\n'), 9),
+    ],
+)
+def test_a_model_a_loader_froze_that_the_calling_file_may_unfreeze(tmp_path, change, line):
+    folder = make_modules(tmp_path, loaders=LOADERS, report=USES_LOADERS.replace(*change))
+    assert ("TCV104", line) in lint(folder / "report.py")
+
+
+RUN_LOADERS = """\
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj import loaders
+from proj.report import features, frozen_layer, trained_layer
+
+torch.save(torch.nn.Sequential(torch.nn.Linear(3, 2)), sys.argv[2], _use_new_zipfile_serialization=True)
+real_load = torch.load
+loaders.torch.load = lambda path: real_load(sys.argv[2], weights_only=False)
+x = np.ones((1, 3), dtype=np.float32)
+for build in (lambda: loaders.load_model("model.pt"), lambda: loaders.build_frozen(3), lambda: loaders.build(3)):
+    print(build()(torch.from_numpy(x)).requires_grad)
+print(features(x).shape, frozen_layer(x).shape, trained_layer(x).shape)
+"""
+
+
+def test_what_a_loaders_freeze_rests_on_holds_at_run_time(tmp_path):
+    """The loaded model and the frozen layer compute outputs that do not require grad on data; the built one does."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, loaders=LOADERS, report=USES_LOADERS)
+    command = [sys.executable, "-c", RUN_LOADERS, str(tmp_path), str(tmp_path / "model.pt")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["False", "False", "True", "(1, 2) (1, 2) (1, 2)"]

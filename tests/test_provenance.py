@@ -16,6 +16,39 @@ from flake8_tensorconv.engine import lint_source
 from flake8_tensorconv.source import Source
 
 CASES = {
+    "a_method_decorated_with_no_grad_returns_what_holds_no_grad_and_a_dict_filled_there_holds_none": """
+        import torch
+
+        class Synthesizer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.decoder = torch.nn.Linear(4, 4)
+
+            @torch.no_grad()
+            def inference(self, x):
+                outputs = {}
+                outputs["model_outputs"] = self.decoder(x).transpose(0, 1)
+                outputs["durations"] = x.sum(1)
+                return outputs
+
+            @torch.inference_mode()
+            def embed(self, x):
+                return self.decoder(x)
+
+            def train_outputs(self, x):
+                outputs = {}
+                outputs["energy"] = x.sum(1).detach()
+                outputs["model_outputs"] = self.decoder(x)
+                return outputs
+
+            def logs(self, x):
+                spec = self.inference(x)["model_outputs"][0].data.cpu().numpy()
+                emb = self.embed(x).data.cpu().numpy()
+                # A dict that also holds what requires grad: its items are not known, the chain is the evidence.
+                outputs = self.train_outputs(x)
+                energy = outputs["energy"].data.cpu().numpy()  # expect: TCV104
+                return spec, emb, energy
+    """,
     "a_cpu_device_kept_on_self_counts_only_where_no_other_method_rebinds_it": """
         import torch
 

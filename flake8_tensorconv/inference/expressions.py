@@ -16,6 +16,7 @@ from flake8_tensorconv.inference.support import (
     element_of,
     grad_operands,
     is_none,
+    items_without_grad,
     keeps_grad,
     made_without_grad,
     union_members,
@@ -279,8 +280,9 @@ class ExpressionsMixin:
                 self.eval(key)
         for value in node.values:
             values.append(self.eval(value))
-        element = values[0] if values and all(same(v, values[0]) for v in values) else None
-        return Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
+        element = values[0] if values and all(same(v, values[0]) for v in values) else items_without_grad(values)
+        # `{}` holds nothing yet (no items, as `[]`): what `d[key] = v` stores says what it holds.
+        return Value(kind=Kind.MAPPING, grad=Grad.NO, element=element, elements=None if node.keys else ())
 
     def _comprehension(self, generators: list[ast.comprehension], elements: list[ast.expr]) -> list[Value]:
         saved = self.state.env

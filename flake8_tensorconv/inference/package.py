@@ -791,6 +791,8 @@ class PackageCalls:
             return value
         if _grad_free(returned) or (value.kind is Kind.UNKNOWN and (returned.instance_of or "").startswith(PACKAGE_CLASS)):
             return returned  # no grad, or an instance of the package's class (`build()` returning `Encoder()`)
+        if value.kind is Kind.UNKNOWN and _frozen_module(returned) and _stays_frozen_where_bound(interpreter, node):
+            return returned  # `model = load_model(path)` that froze every parameter there (and nothing here unfreezes it)
         return _refined_items(value, returned)
 
     def _definition(self, interpreter, func: ast.expr) -> _Definition | None:
@@ -844,6 +846,29 @@ class PackageCalls:
             if args and all(_grad_free(argument) or argument.kind in (Kind.NDARRAY, Kind.NUMBER, Kind.STRING) for argument in args):
                 return tensor(Grad.NO, Device.UNKNOWN)
         return value
+
+
+def _frozen_module(value: Value) -> bool:
+    """A module whose parameters all hold no grad where it was made (a loop setting every parameter's ``requires_grad``
+    false, ``requires_grad_(False)``, a constructor that freezes them): what it computes requires grad only through
+    its inputs."""
+    from flake8_tensorconv.values import Fact, Grad, Kind
+
+    return value.kind is Kind.MODULE and value.grad is Grad.NO and not value.facts & {Fact.PARAMETRIZED, Fact.SELF}
+
+
+def _stays_frozen_where_bound(interpreter, call: ast.Call) -> bool:
+    """Whether the calling file leaves frozen what ``call`` returns: nothing in it turns ``requires_grad`` back on, and
+    where the call is bound to a name (``model = load_model(path)``) no layer is stored into that name. A call bound
+    otherwise (an attribute, an item, several targets) is not followed."""
+    scope = interpreter.state.function or interpreter.facts.tree
+    for node in walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                return False
+            return interpreter.facts.stays_frozen(targets[0].id)
+    return not unfreezes(interpreter.facts)
 
 
 def _refined_items(value: Value, returned: Value) -> Value:

@@ -17,6 +17,7 @@ from flake8_tensorconv.inference.support import (
     element_of,
     is_classmethod,
     is_staticmethod,
+    items_without_grad,
     iterates_a_loader,
     kwarg,
     literal_bool,
@@ -443,8 +444,22 @@ class StatementsMixin:
             self._notify(target)
         elif isinstance(target, ast.Subscript):
             self.eval_target_parts(target)
+            self._item_stored(target, value)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, value)
+
+    def _item_stored(self, target: ast.Subscript, value: Value) -> None:
+        """``outputs[key] = v`` into a dict the function made (``outputs = {}``): where every item stored holds no grad
+        (a dict of outputs filled under ``no_grad``), so does every item read back. Only that is kept (items under other
+        keys may be anything else: a model's output beside its labels); an item that may require grad makes the items
+        unknown for good."""
+        if not isinstance(target.value, ast.Name):
+            return
+        current = self.state.env.get(target.value.id)
+        if current is None or current.kind is not Kind.MAPPING or (current.element is None and current.elements != ()):
+            return  # items of unknown kind: one more says nothing of the others
+        element = items_without_grad([value] if current.element is None else [current.element, value])
+        self.state.env[target.value.id] = Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
 
     def _forget_attributes(self, name: str) -> None:
         """``name`` is rebound, or a call may change its attributes: what was stored on them no longer holds."""

@@ -972,17 +972,26 @@ def _called(facts: FileFacts, function: ast.AST, name: str) -> bool:
 
 
 def _method(facts: FileFacts, class_name: str, name: str) -> ast.FunctionDef | None:
-    """The method ``name`` defined once in the file's class ``class_name`` (defined once), undecorated and not a generator."""
+    """The method ``name`` defined once in the file's class ``class_name`` (defined once), not a generator, decorated
+    at most by a grad-mode switch (``@torch.no_grad()``: the walk runs its body in that mode, as it runs the call)."""
     cls = facts.class_defined_once(class_name)
     if cls is None:
         return None
     methods = [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
-    if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or methods[0].decorator_list:
+    if len(methods) != 1 or not isinstance(methods[0], ast.FunctionDef) or not all(
+        _grad_mode_switch(decorator, facts) for decorator in methods[0].decorator_list
+    ):
         return None
     method = methods[0]
     if any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk(method)):
         return None
     return method
+
+
+def _grad_mode_switch(decorator: ast.expr, facts: FileFacts) -> bool:
+    """``@torch.no_grad()``, ``@torch.inference_mode()``, ``@torch.enable_grad()``, ``@torch.set_grad_enabled(flag)``."""
+    qualname = facts.qualname(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    return qualname in K.GRAD_MODE_SWITCHES or qualname in K.SET_GRAD_ENABLED
 
 
 def _forward(facts: FileFacts, class_name: str) -> ast.FunctionDef | None:

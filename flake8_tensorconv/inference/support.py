@@ -162,6 +162,22 @@ def made_without_grad(value: Value) -> Value:
     return value.with_(elements=elements, element=element)
 
 
+def items_without_grad(items: Iterable[Value]) -> Value | None:
+    """What a dict holds whose every item is known to hold no grad (tensors without grad, numbers, strings, arrays; not
+    a leaf, which requires grad in any grad mode): an item read from it holds none either. Only that is kept (of
+    unknown kind), so that it takes findings away and makes none. None where one item may require grad or is of
+    another kind (a list, an object, a module), or there is no item."""
+    found = False
+    for item in items:
+        if item.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            if item.grad is not Grad.NO or item.facts & {Fact.PARAMETER, Fact.LEAF}:
+                return None
+        elif item.kind not in (Kind.NUMBER, Kind.STRING, Kind.NDARRAY):
+            return None
+        found = True
+    return Value(grad=Grad.NO) if found else None
+
+
 def kwarg(node: ast.Call, name: str) -> ast.expr | None:
     for keyword in node.keywords:
         if keyword.arg == name:

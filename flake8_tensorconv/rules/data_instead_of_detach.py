@@ -125,13 +125,18 @@ class DataInsteadOfDetach(Rule):
     the output of a model of the file whose weights are plain tensors (no
     `nn.Parameter`) on data, or of a module the file freezes (a loop setting
     every parameter's `requires_grad = False`, also of one of another library,
-    and its layers: `cnn._modules.values()`, `children()`) where nothing in the
-    file turns `requires_grad` back on or stores a layer into it, a tensor after
+    and its layers: `cnn._modules.values()`, `children()`) or that a function of
+    another module of the package returns frozen so (`model = load_model(path)`),
+    where nothing in the file turns `requires_grad` back on or stores a layer
+    into it, a tensor after
     `requires_grad_(False)`, or a value made under `no_grad` (an item of one
     too, a tensor op of such values after the block, `actions.gather(0, best)`,
     or one that another method stores on `self` where `__init__` only
     declares it as `None`), also as a helper of the file returns it for what a
-    call passes (a tensor without grad and a number: `tv_loss(image, 2e-2)`). Where the kind of `x` is unknown, a torch-only method right after
+    call passes (a tensor without grad and a number: `tv_loss(image, 2e-2)`), or
+    as a method of the class decorated with `@torch.no_grad()` /
+    `@torch.inference_mode()` returns it (an item of a dict it fills one by
+    one, `outputs["model_outputs"] = y`, too). Where the kind of `x` is unknown, a torch-only method right after
     `.data` (`x.data.cpu()`, `out[0].data.cpu()` judged by `out`; not
     `x.data[0].numpy()`; an item of `net.forward(x)`, a module's forward pass,
     judged by the call), or a layer's `weight` / `bias` whose chain reaches
