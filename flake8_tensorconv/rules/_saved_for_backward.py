@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 # How deep names bound to views or aliases of other names are followed.
 _DEPTH = 4
+# Per process: (path, text, class, line of forward, depth) of a layer of another module -> whether its forward's result
+# may be kept (only answers that read no further module: they rest on that module's text alone).
+_FORWARDS_KEPT: dict[tuple, bool] = {}
+_MAX_FORWARDS_KEPT = 4096
 # How many functions that return a layer (``def resnet18(n): return ResNet(...)``) are followed to its class.
 _MAX_BUILDER_HOPS = 2
 # Methods and builtins that only describe a tensor or read its values as Python data: no graph records them.
@@ -229,7 +233,7 @@ class _Question:
             if saved is None and qualname is None:
                 layers = self._layers_built_in_init(node)
                 if layers is not None:
-                    return any(self._returns_kept_in(module, forward, name, depth) for module, forward, name in layers)
+                    return any(self._forward_kept(module, forward, name, depth) for module, forward, name in layers)
             return saved is None or saved.result
         return True
 
@@ -350,6 +354,22 @@ class _Question:
         """Whether what ``method`` returns may be a tensor that an op kept, asked in the method's own scope at each
         ``return`` (what read the tensor there before returning counts, as at a write)."""
         return self._returns_kept_in(self.module, method, class_name, depth)
+
+    def _forward_kept(self, module: _Module, forward: ast.FunctionDef, class_name: str, depth: int) -> bool:
+        """``_returns_kept_in`` for a layer's ``forward``; the answer of one in another module that reads no further
+        module is kept for the process while that module's text stays the same (asked once per package)."""
+        key = (module.path, module.facts.text, class_name, forward.lineno, depth) if module.value is _unknown else None
+        if key is not None and key in _FORWARDS_KEPT:
+            self.read_package = True
+            return _FORWARDS_KEPT[key]
+        before, self.read_package = self.read_package, False
+        kept = self._returns_kept_in(module, forward, class_name, depth)
+        if key is not None and not self.read_package:
+            if len(_FORWARDS_KEPT) >= _MAX_FORWARDS_KEPT:
+                _FORWARDS_KEPT.clear()
+            _FORWARDS_KEPT[key] = kept
+        self.read_package = True if key is not None else self.read_package or before
+        return kept
 
     def _returns_kept_in(self, module: _Module, method: ast.FunctionDef, class_name: str, depth: int) -> bool:
         returns = module.facts.scopes.of(method).returns()
