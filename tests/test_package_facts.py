@@ -965,15 +965,19 @@ def test_a_layer_of_another_module_that_keeps_nothing_of_its_output(tmp_path):
     ("change", "reported"),
     [
         ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model.cuda()\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out).to('cpu').eval()\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model = self.model.to('cpu')\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model = self.model.fused()\n", True)),
         ("    def built(self", ("    def reset(self):\n        self.model = None\n\n    def built(self", True)),
         ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.Stack([n_in, n_out])\n", True)),
         ("output = self.model(x)", ("output = torch.sigmoid(self.model(x))", True)),
     ],
 )
 def test_a_layer_of_another_module_is_followed_only_where_every_binding_is_in_sight(tmp_path, change, reported):
-    """Another method that rebinds the attribute, a layer whose `forward` is out of sight (an `nn.Sequential`), or a
-    result that an op keeping its output made keeps the finding; a call of a method of the layer changes nothing (the
-    name is still bound once, in `__init__`)."""
+    """Another method that rebinds the attribute, a layer whose `forward` is out of sight (an `nn.Sequential`), a
+    binding to what a method of the layer returns (other than the module itself: `to`, `eval`), or a result that an op
+    keeping its output made keeps the finding; a call of a method of the layer changes nothing (the name is still
+    bound once, in `__init__`), nor does moving the layer."""
     old, (new, kept) = change, reported
     text = LEARNER.replace(old, new)
     folder = make_modules(tmp_path, layers=LAYERS, nets=NETS_OF_LAYERS, learner=text)

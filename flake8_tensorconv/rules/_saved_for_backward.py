@@ -41,6 +41,8 @@ _DEPTH = 4
 # may be kept (only answers that read no further module: they rest on that module's text alone).
 _FORWARDS_KEPT: dict[tuple, bool] = {}
 _MAX_FORWARDS_KEPT = 4096
+# Methods of `nn.Module` that return the module itself.
+_RETURN_THE_MODULE = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_ type share_memory".split())
 # How many functions that return a layer (``def resnet18(n): return ResNet(...)``) are followed to its class.
 _MAX_BUILDER_HOPS = 2
 # Methods and builtins that only describe a tensor or read its values as Python data: no graph records them.
@@ -282,6 +284,10 @@ class _Question:
         values = _bound_on_self(init, func.attr)
         if not values:
             return None
+        # `self.net = self.net.to(device)`: the layer an earlier binding built, moved.
+        values = [value for value in map(_module_itself, values) if not _is_self_attribute(value, func.attr)]
+        if not values:
+            return None
         layers: list[tuple[_Module, ast.FunctionDef, str]] = []
         for value in values:
             found = self._built(self.module, value, self.facts.scopes.of(init), 0)
@@ -511,6 +517,14 @@ def _bound_on_self(init: ast.FunctionDef, name: str) -> list[ast.expr] | None:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             return None
     return values
+
+
+def _module_itself(value: ast.expr) -> ast.expr:
+    """The module that ``value`` is: ``Net(...)`` of ``Net(...).to(device)`` (``nn.Module``'s ``to``, ``cuda``, ``eval``...
+    return the module itself)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RETURN_THE_MODULE:
+        value = value.func.value
+    return value
 
 
 def _is_self_attribute(node: ast.AST, name: str) -> bool:
