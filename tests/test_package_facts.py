@@ -936,3 +936,211 @@ def test_what_a_loaders_freeze_rests_on_holds_at_run_time(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["False", "False", "True", "(1, 2) (1, 2) (1, 2)"]
+
+
+# Round 11: a masked write through `.data` into what a layer built from another module's class returns.
+LAYERS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Head(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n_out, n_in))
+        self.bias = nn.Parameter(torch.zeros(n_out))
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+
+class Classifier(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.hidden = nn.Linear(n_in, 8)
+        self.head = Head(8, n_out)
+
+    def forward(self, x):
+        out = torch.relu(self.hidden(x))
+        out = self.head(out)
+        return out
+
+
+class Squashed(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+
+
+class Stack(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.net = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def classifier(n_in, n_out):
+    return Classifier(n_in, n_out)
+"""
+
+NETS_OF_LAYERS = """\
+from . import layers
+from .layers import Classifier
+
+
+class Base(layers.nn.Module):
+    pass
+
+
+class Wide(Classifier):
+    def forward(self, x):
+        return Classifier.forward(self, x) * 2
+"""
+
+LEARNER = """\
+import torch
+import torch.nn.functional as F
+
+from . import layers
+from .layers import Squashed, Stack, classifier
+from .nets import Classifier
+
+
+class Learner(torch.nn.Module):
+    def __init__(self, n_in, n_out, squash=False, stack=False):
+        super().__init__()
+        self.net = Classifier(n_in, n_out)
+        self.model = layers.classifier(n_in, n_out)
+        self.encoder = classifier(n_in, n_out)
+        self.network = Squashed(n_in, n_out) if squash else Classifier(n_in, n_out)
+        self.backbone = Stack([n_in, n_out]) if stack else classifier(n_in, n_out)
+
+    def forward(self, x, k):
+        output = self.net(x)
+        output[:, :k].data.fill_(-1e11)
+        return output
+
+    def built(self, x, k):
+        output = self.model(x)
+        output[:, :k].data.fill_(-1e11)
+        return output
+
+    def built_here(self, x, k):
+        output = self.encoder(x)
+        output[:, :k].data.fill_(-1e11)
+        return output
+
+    def squashed(self, x, k):
+        output = self.network(x)
+        output[:, :k].data.fill_(-1e11)
+        return output
+
+    def stacked(self, x, k):
+        output = self.backbone(x)
+        output[:, :k].data.fill_(-1e11)
+        return output
+"""
+
+
+def test_a_layer_of_another_module_that_keeps_nothing_of_its_output(tmp_path):
+    """`self.net = Classifier(...)` of another module (imported directly, through a module that re-exports it, or made
+    by a function of the package), whose `forward` ends in `F.linear` (a small module class around it) or `nn.Linear`:
+    the masked write through `.data` changes nothing backward reads. A binding that may be `Squashed` (ends in a
+    sigmoid, which keeps its result) or a `Stack` (an `nn.Sequential`, out of sight) keeps the finding; so does the
+    text alone, which cannot see the classes."""
+    folder = make_modules(tmp_path, layers=LAYERS, nets=NETS_OF_LAYERS, learner=LEARNER)
+    kept = [("TCV104", 35), ("TCV104", 40)]
+    assert lint_text_alone(folder / "learner.py") == [("TCV104", 20), ("TCV104", 25), ("TCV104", 30), *kept]
+    dependencies: dict[str, str] = {}
+    assert lint(folder / "learner.py", dependencies) == kept
+    assert str(folder / "layers.py") in dependencies  # the answer was read there
+
+
+@pytest.mark.parametrize(
+    ("change", "reported"),
+    [
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model.cuda()\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out).to('cpu').eval()\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model = self.model.to('cpu')\n", False)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.classifier(n_in, n_out)\n        self.model = self.model.fused()\n", True)),
+        ("    def built(self", ("    def reset(self):\n        self.model = None\n\n    def built(self", True)),
+        ("self.model = layers.classifier(n_in, n_out)\n", ("self.model = layers.Stack([n_in, n_out])\n", True)),
+        ("output = self.model(x)", ("output = torch.sigmoid(self.model(x))", True)),
+    ],
+)
+def test_a_layer_of_another_module_is_followed_only_where_every_binding_is_in_sight(tmp_path, change, reported):
+    """Another method that rebinds the attribute, a layer whose `forward` is out of sight (an `nn.Sequential`), a
+    binding to what a method of the layer returns (other than the module itself: `to`, `eval`), or a result that an op
+    keeping its output made keeps the finding; a call of a method of the layer changes nothing (the name is still
+    bound once, in `__init__`), nor does moving the layer."""
+    old, (new, kept) = change, reported
+    text = LEARNER.replace(old, new)
+    folder = make_modules(tmp_path, layers=LAYERS, nets=NETS_OF_LAYERS, learner=text)
+    line = next(number for number, source in enumerate(text.splitlines(), 1) if "def built(self" in source) + 2
+    assert (("TCV104", line) in lint(folder / "learner.py")) is kept
+
+
+RUN_LAYERS = """\
+import sys
+
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.learner import Learner
+
+torch.manual_seed(0)
+x = torch.randn(4, 5)
+
+
+def grads(learner, method, loss):
+    learner.zero_grad()
+    loss(getattr(learner, method)(x, 2)).backward()
+    return [p.grad.clone() for p in learner.parameters() if p.grad is not None]
+
+
+def masked(output):
+    mask = torch.zeros_like(output, dtype=torch.bool)
+    mask[:, :2] = True
+    return output, mask
+
+
+learner = Learner(5, 4, squash=True)
+layers = {"forward": learner.net, "built": learner.model, "built_here": learner.encoder, "squashed": learner.network}
+y = torch.tensor([2, 3, 2, 3])
+for method, layer in layers.items():
+    # What backward computes where it reads nothing the write changed: the write as a constant offset.
+    def offset(x, k):
+        output, mask = masked(layer(x))
+        return output + ((-1e11 - output) * mask).detach()
+
+    def out_of_place(x, k):
+        output, mask = masked(layer(x))
+        return output.masked_fill(mask, -1e11)
+
+    setattr(learner, "offset", offset)
+    setattr(learner, "out_of_place", out_of_place)
+    total = lambda output: output.sum()
+    classes = lambda output: torch.nn.functional.cross_entropy(output, y)
+    same = all(torch.equal(a, b) for a, b in zip(grads(learner, method, total), grads(learner, "offset", total)))
+    masked_like = all(torch.allclose(a, b) for a, b in zip(grads(learner, method, classes), grads(learner, "out_of_place", classes)))
+    print(method, same, masked_like)
+"""
+
+
+def test_what_the_layers_silence_rests_on_holds_at_run_time(tmp_path):
+    """Backward reads nothing the masked write through `.data` changes in the linear-ended layers' outputs (their
+    gradients are those of the write as a constant offset, and, before a cross-entropy, those of an out-of-place
+    `masked_fill`); the sigmoid's backward reads its own result, which the write changed."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, layers=LAYERS, nets=NETS_OF_LAYERS, learner=LEARNER)
+    run = subprocess.run([sys.executable, "-c", RUN_LAYERS, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["forward True True", "built True True", "built_here True True", "squashed False True"]

@@ -11,21 +11,40 @@ only where some recorded op kept the tensor, either
 What ops keep is data (``knowledge.SAVED_FOR_BACKWARD``); an op that is not there, a call
 of the project's code, a module of unknown class, a parameter of the function, a name
 bound out of sight: any of them may have kept it, so the answer is "kept" (unknown is no
-evidence of safety). Asked only at such writes, from the scope's bindings index: no eager work.
+evidence of safety). The project's code is followed where its class is in sight: a method of
+the file's class, and the ``forward`` of a layer that ``__init__`` builds from a module class of
+the file or of another module of the package (``self.net = Net(...)``, ``Net`` imported; the
+package is read then, through its oracle). Asked only at such writes, from the scope's bindings
+index: no eager work.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
 from flake8_tensorconv.trees import last_name, statements_after
-from flake8_tensorconv.values import Grad, Kind
+from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from flake8_tensorconv.inference.bindings import Scope
+    from flake8_tensorconv.inference.files import FileFacts
+    from flake8_tensorconv.inference.package import PackageOracle
 
 # How deep names bound to views or aliases of other names are followed.
 _DEPTH = 4
+# Per process: (path, text, class, line of forward, depth) of a layer of another module -> whether its forward's result
+# may be kept (only answers that read no further module: they rest on that module's text alone).
+_FORWARDS_KEPT: dict[tuple, bool] = {}
+_MAX_FORWARDS_KEPT = 4096
+# Methods of `nn.Module` that return the module itself.
+_RETURN_THE_MODULE = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_ type share_memory".split())
+# How many functions that return a layer (``def resnet18(n): return ResNet(...)``) are followed to its class.
+_MAX_BUILDER_HOPS = 2
 # Methods and builtins that only describe a tensor or read its values as Python data: no graph records them.
 _DESCRIBING_METHODS = K.NUMBER_METHODS | frozenset(
     "size stride dim is_contiguous is_floating_point is_complex data_ptr tolist numpy detach".split()
@@ -52,25 +71,46 @@ def end(node: ast.AST) -> tuple[int, int]:
 def kept_for_backward(receiver: ast.expr, write: tuple[int, int], ctx: Context, parents: dict[int, ast.AST]) -> bool:
     """Whether an op recorded before ``write`` (a position) may have kept the tensor ``receiver`` holds, or the
     tensor it is a view of, for its backward. ``parents``: the parent of each node of the scope."""
-    return _Question(ctx, parents, write).kept(receiver, 0)
+    module = _Module(ctx.facts, ctx.path, ctx.value, ctx.qualname, ctx.package_oracle)
+    question = _Question(module, parents, write, ctx.state.function or ctx.facts.tree, ctx.state.class_name)
+    try:
+        return question.kept(receiver, 0)
+    finally:
+        if question.read_package:
+            oracle = ctx.package_oracle()
+            if oracle is not None:
+                ctx.dependencies.update(oracle.read)  # the answer rests on the modules read
+
+
+class _Module(NamedTuple):
+    """The file a question is asked in: the linted file (what its walk knows of each node), or another module of the
+    package (nothing known of its values: unknown, which keeps every op whose answer would need them)."""
+
+    facts: FileFacts
+    path: str | None
+    value: Callable[[ast.expr], Value]
+    qualname: Callable[[ast.expr], str | None]
+    oracle: Callable[[], PackageOracle | None]
 
 
 class _Question:
     def __init__(
         self,
-        ctx: Context,
+        module: _Module,
         parents: dict[int, ast.AST],
         write: tuple[int, int],
-        function: ast.AST | None = None,
-        class_name: str | None = None,
+        function: ast.AST,
+        class_name: str | None,
     ) -> None:
-        """``function`` and ``class_name``: the function (and its class) the question is about, where it is not the
-        one being walked (a method of the file whose result the walked function writes into)."""
-        self.ctx = ctx
+        """``function`` and ``class_name``: the function (and its class) the question is about, the one being walked
+        or one whose result it writes into (a method of the file, a layer's ``forward`` of another module)."""
+        self.module = module
+        self.facts = module.facts
         self.parents = parents
         self.write = write
-        self.scope = ctx.scope if function is None else ctx.scope_of(function)
-        self.class_name = ctx.state.class_name if function is None else class_name
+        self.scope = module.facts.scopes.of(function)
+        self.class_name = class_name
+        self.read_package = False
 
     def kept(self, node: ast.expr, depth: int) -> bool:
         """The tensor of ``node`` (an expression evaluated before the write) may be kept."""
@@ -159,7 +199,7 @@ class _Question:
         if isinstance(node, ast.Attribute) and node.attr in K.ALIASING_ATTRIBUTES:
             return node.value
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            qualname = self.ctx.qualname(node.func)
+            qualname = self.module.qualname(node.func)
             if qualname is not None and qualname.startswith("torch."):
                 # `torch.squeeze(x, 2)`: a function of torch, not a method of a tensor named `torch`
                 return node.args[0] if qualname in K.ALIASING_FUNCTIONS and node.args and not isinstance(node.args[0], ast.Starred) else node
@@ -185,13 +225,17 @@ class _Question:
         if isinstance(node, ast.UnaryOp):
             return not isinstance(node.op, (ast.USub, ast.UAdd))
         if isinstance(node, ast.Call):
-            qualname = self.ctx.qualname(node.func)
+            qualname = self.module.qualname(node.func)
             if qualname in K.TORCH_FACTORIES or qualname in K.PARAMETER_CLASSES:
                 return False  # a fresh tensor: a leaf, which no op made
             own = self._own_method(node) if qualname is None else None
             if own is not None:
                 return self._returns_kept(*own, depth)
             saved = self._op(node, qualname)
+            if saved is None and qualname is None:
+                layers = self._layers_built_in_init(node)
+                if layers is not None:
+                    return any(self._forward_kept(module, forward, name, depth) for module, forward, name in layers)
             return saved is None or saved.result
         return True
 
@@ -203,14 +247,14 @@ class _Question:
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_name):
             return None
-        module = self.ctx.facts.class_attributes.get(self.class_name, {}).get(func.attr)
+        module = self.facts.class_attributes.get(self.class_name, {}).get(func.attr)
         if module is not None:
-            if module.instance_of not in self.ctx.facts.module_classes:
+            if module.instance_of not in self.facts.module_classes:
                 return None
             class_name, method_name = module.instance_of, "forward"
         else:
             class_name, method_name = self.class_name, func.attr
-        classes = {cls.name: cls for cls in self.ctx.facts.classes}
+        classes = {cls.name: cls for cls in self.facts.classes}
         method = _defined(classes.get(class_name), method_name)
         if method is None or method.decorator_list:
             return None  # inherited or wrapped: out of sight
@@ -218,17 +262,134 @@ class _Question:
             return None  # `self` may be an instance of a subclass of the file that overrides it
         return method, class_name
 
+    def _layers_built_in_init(self, call: ast.Call) -> list[tuple[_Module, ast.FunctionDef, str]] | None:
+        """The ``forward`` methods that ``self.net(x)`` (or ``self.net.forward(x)``) may run, with their modules and
+        classes: ``__init__`` binds ``self.net`` (no other method of the class or of a subclass of the file does) only
+        to instances of module classes of the file or of the package that define ``forward`` themselves
+        (``Net(...)``, ``common.Net(...)``, or a function of the package that returns one, ``resnet18(...)``). None
+        where any binding is out of sight."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "forward":
+            func = func.value
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_name):
+            return None
+        cls = self.facts.class_defined_once(self.class_name)
+        init = _defined(cls, "__init__")
+        if cls is None or init is None or func.attr in self.facts.stored_outside_init_of(cls):
+            return None
+        classes = {each.name: each for each in self.facts.classes}
+        if any(func.attr in self.facts.stored_outside_init_of(sub) or func.attr in self.facts.self_stores(_defined(sub, "__init__") or sub)
+               for sub in _subclasses(self.class_name, classes)):
+            return None  # `self` may be an instance of a subclass of the file that builds another layer
+        values = _bound_on_self(init, func.attr)
+        if not values:
+            return None
+        # `self.net = self.net.to(device)`: the layer an earlier binding built, moved.
+        values = [value for value in map(_module_itself, values) if not _is_self_attribute(value, func.attr)]
+        if not values:
+            return None
+        layers: list[tuple[_Module, ast.FunctionDef, str]] = []
+        for value in values:
+            found = self._built(self.module, value, self.facts.scopes.of(init), 0)
+            if found is None:
+                return None
+            layers.extend(found)
+        return layers
+
+    def _built(self, module: _Module, value: ast.expr, scope: Scope, hops: int) -> list[tuple[_Module, ast.FunctionDef, str]] | None:
+        """The module classes (their ``forward``) whose instance ``value``, an expression of ``module`` in ``scope``,
+        makes: a call of a class, or of a function whose every return makes one (MAX_BUILDER_HOPS deep)."""
+        chain = _dotted(value.func) if isinstance(value, ast.Call) else None
+        if chain is None or chain[0] in scope.bindings or chain[0] in scope.parameters or hops > _MAX_BUILDER_HOPS:
+            return None
+        found = self._definition(module, chain)
+        if found is None:
+            return None
+        where, node = found
+        if isinstance(node, ast.ClassDef):
+            forward = _defined(node, "forward")
+            if forward is None or forward.decorator_list or not self._is_module_class(where, node, 0):
+                return None  # inherited or wrapped: out of sight
+            return [(where, forward, node.name)]
+        if node.decorator_list or isinstance(node, ast.AsyncFunctionDef):
+            return None
+        returns = where.facts.scopes.of(node).returns()
+        if not returns:
+            return None
+        layers: list[tuple[_Module, ast.FunctionDef, str]] = []
+        for statement in returns:
+            made = self._built(where, statement.value, where.facts.scopes.of(node), hops + 1) if statement.value is not None else None
+            if made is None:
+                return None
+            layers.extend(made)
+        return layers
+
+    def _definition(self, module: _Module, chain: tuple[str, ...]) -> tuple[_Module, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] | None:
+        """The class or function that ``chain`` names in ``module``: its own (defined once at the top), or one that it
+        imports from another module of the package (read through the package's oracle)."""
+        if len(chain) == 1:
+            own = module.facts.definitions.get(chain[0], ())
+            if len(own) == 1 and own[0] in module.facts.tree.body:
+                return module, own[0]  # type: ignore[return-value]
+            if own:
+                return None
+        oracle = module.oracle() if module.path is not None else None
+        if oracle is None:
+            return None
+        self.read_package = True
+        definition = oracle.definition(module.path, module.facts, chain)  # type: ignore[arg-type]
+        if definition is None:
+            return None
+        facts = definition.facts
+        return _Module(facts, definition.path, _unknown, facts.qualname, module.oracle), definition.node
+
+    def _is_module_class(self, module: _Module, cls: ast.ClassDef, hops: int) -> bool:
+        """Whether ``cls`` of ``module`` derives from ``nn.Module``, through bases of its file or of the package."""
+        if cls.name in module.facts.module_classes:
+            return True
+        if hops > _MAX_BUILDER_HOPS:
+            return False
+        for base in cls.bases:
+            chain = _dotted(base)
+            found = self._definition(module, chain) if chain is not None else None
+            if found is not None and isinstance(found[1], ast.ClassDef) and self._is_module_class(found[0], found[1], hops + 1):
+                return True
+        return False
+
     def _returns_kept(self, method: ast.FunctionDef, class_name: str, depth: int) -> bool:
         """Whether what ``method`` returns may be a tensor that an op kept, asked in the method's own scope at each
         ``return`` (what read the tensor there before returning counts, as at a write)."""
-        returns = self.ctx.scope_of(method).returns()
+        return self._returns_kept_in(self.module, method, class_name, depth)
+
+    def _forward_kept(self, module: _Module, forward: ast.FunctionDef, class_name: str, depth: int) -> bool:
+        """``_returns_kept_in`` for a layer's ``forward``; the answer of one in another module that reads no further
+        module is kept for the process while that module's text stays the same (asked once per package)."""
+        key = (module.path, module.facts.text, class_name, forward.lineno, depth) if module.value is _unknown else None
+        if key is not None and key in _FORWARDS_KEPT:
+            self.read_package = True
+            return _FORWARDS_KEPT[key]
+        before, self.read_package = self.read_package, False
+        kept = self._returns_kept_in(module, forward, class_name, depth)
+        if key is not None and not self.read_package:
+            if len(_FORWARDS_KEPT) >= _MAX_FORWARDS_KEPT:
+                _FORWARDS_KEPT.clear()
+            _FORWARDS_KEPT[key] = kept
+        self.read_package = True if key is not None else self.read_package or before
+        return kept
+
+    def _returns_kept_in(self, module: _Module, method: ast.FunctionDef, class_name: str, depth: int) -> bool:
+        returns = module.facts.scopes.of(method).returns()
         if not returns or any(statement.value is None for statement in returns):
             return True
         parents = {id(child): parent for parent in ast.walk(method) for child in ast.iter_child_nodes(parent)}
-        return any(
-            _Question(self.ctx, parents, start(statement), method, class_name).kept(statement.value, depth + 1)  # type: ignore[arg-type]
-            for statement in returns
-        )
+        for statement in returns:
+            question = _Question(module, parents, start(statement), method, class_name)
+            try:
+                if question.kept(statement.value, depth + 1):  # type: ignore[arg-type]
+                    return True
+            finally:
+                self.read_package = self.read_package or question.read_package
+        return False
 
     def _op(self, call: ast.Call, qualname: str | None) -> K.Saved | None:
         """What the op that ``call`` runs keeps (None: not known)."""
@@ -242,14 +403,14 @@ class _Question:
         if isinstance(func, ast.Attribute) and func.attr == "forward":
             func = func.value  # `layer.forward(x)`: the layer's op
         elif isinstance(func, ast.Attribute):
-            if self.ctx.value(func.value).kind is Kind.TENSOR:
+            if self.module.value(func.value).kind is Kind.TENSOR:
                 return K.SAVED_FOR_BACKWARD.get(func.attr)  # a tensor method
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_name:
-                module = self.ctx.facts.class_attributes.get(self.class_name, {}).get(func.attr)
+                module = self.facts.class_attributes.get(self.class_name, {}).get(func.attr)
                 op = K.SAVED_BY_MODULE.get(module.instance_of or "") if module is not None else None
                 return K.SAVED_FOR_BACKWARD.get(op) if op is not None else None  # `self.fc(x)`, a layer built in `__init__`
             return None
-        op = K.SAVED_BY_MODULE.get(self.ctx.value(func).instance_of or "")
+        op = K.SAVED_BY_MODULE.get(self.module.value(func).instance_of or "")
         return K.SAVED_FOR_BACKWARD.get(op) if op is not None else None
 
     # ------------------------------------------------------------------ what read it before the write
@@ -313,7 +474,7 @@ class _Question:
                 return True  # bound to another name, stored, returned, handed on: out of sight
 
     def _argument_keeps(self, call: ast.Call, argument: ast.AST) -> bool:
-        qualname = self.ctx.qualname(call.func)
+        qualname = self.module.qualname(call.func)
         if isinstance(call.func, ast.Name) and call.func.id in _READING_BUILTINS and qualname is None:
             return False
         if qualname is None or not qualname.startswith("torch."):
@@ -329,8 +490,57 @@ class _Question:
     def _holds_no_grad(self, node: ast.expr) -> bool:
         if _is_number(node):
             return True
-        value = self.ctx.value(node)
+        value = self.module.value(node)
         return value.kind is Kind.NUMBER or (value.kind in (Kind.TENSOR, Kind.NDARRAY) and value.grad is Grad.NO)
+
+
+def _unknown(node: ast.expr) -> Value:
+    return UNKNOWN
+
+
+def _bound_on_self(init: ast.FunctionDef, name: str) -> list[ast.expr] | None:
+    """What ``__init__`` binds to ``self.<name>``, each binding (None where one is not a plain ``self.<name> = ...``:
+    unpacked, augmented, set through ``setattr``)."""
+    values: list[ast.expr] = []
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for store in ast.walk(target):
+                    if _is_self_attribute(store, name):
+                        if store is not target:
+                            return None
+                        values.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            if target is not None and any(_is_self_attribute(store, name) for store in ast.walk(target)):
+                return None
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            return None
+    return values
+
+
+def _module_itself(value: ast.expr) -> ast.expr:
+    """The module that ``value`` is: ``Net(...)`` of ``Net(...).to(device)`` (``nn.Module``'s ``to``, ``cuda``, ``eval``...
+    return the module itself)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RETURN_THE_MODULE:
+        value = value.func.value
+    return value
+
+
+def _is_self_attribute(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _dotted(func: ast.expr) -> tuple[str, ...] | None:
+    """``Net`` -> ("Net",), ``models.common.Net`` -> ("models", "common", "Net"); None for any other callee."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return tuple(reversed(parts))
 
 
 def _defined(cls: ast.ClassDef | None, name: str) -> ast.FunctionDef | None:

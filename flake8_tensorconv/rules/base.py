@@ -148,7 +148,7 @@ class Context:
         values, modes = walked
         return values[id(node)], modes.get(id(node), True)
 
-    def _package_oracle(self) -> PackageOracle | None:
+    def package_oracle(self) -> PackageOracle | None:
         from flake8_tensorconv.inference import analyze_file_facts
         from flake8_tensorconv.inference.package import oracle_for
 
@@ -172,7 +172,7 @@ class Context:
         )
         if function is not tree and holding is None:
             return None
-        oracle = self._package_oracle()
+        oracle = self.package_oracle()
         if oracle is None:
             return None
         from flake8_tensorconv.engine import walk_deeply

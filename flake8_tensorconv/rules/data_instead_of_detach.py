@@ -99,7 +99,12 @@ class DataInsteadOfDetach(Rule):
     sight (a parameter of the function) may have kept it too; a method of the
     class (`self.energies(q)`, one no subclass of the file overrides) and a layer
     of a module class of the file (`self.v(x)`, its `forward`) are followed to
-    what they return, as if written in place. Where nothing kept
+    what they return, as if written in place; so is a layer that `__init__`
+    builds from a module class of another module of the package (`self.net =
+    Net(...)` with `Net` imported, or made by a function of the package that
+    returns one), where the file is on disk and every binding of the attribute
+    is in sight (its `forward` read there, the package's modules read then).
+    Where nothing kept
     it (`dots = torch.einsum(...)` masked with `dots.data.masked_fill_(...)`
     before a softmax: einsum keeps its inputs, softmax its own result) the
     gradients are right and nothing is hidden: not reported (below). A view keeps
@@ -159,7 +164,8 @@ class DataInsteadOfDetach(Rule):
     - an in-place write through `.data` into a computed tensor that no recorded op
       kept (the mask written into `einsum`'s or `bmm`'s scores, or a view of
       them, before their softmax; also into energies that a method of the class
-      returns from a linear layer of the file);
+      returns from a linear layer of the file, or into what a network of
+      another module of the package returns from its last linear layer);
     - parameter updates: writes through `.data` into a leaf (an `nn.Parameter`,
       `parameters()`, a module's `weight`, a tensor made with
       `requires_grad=True`, a value named as a parameter) such as an optimizer's
