@@ -49,7 +49,9 @@ class RuleSet(NamedTuple):
 def rule_set(codes: frozenset[str]) -> RuleSet:
     rules = tuple(rule for rule in ALL_RULES if rule.code in codes)
     tokens = [token for rule in rules for token in rule.triggers]
-    return RuleSet(rules=rules, triggers=Triggers(tokens) if tokens else None)
+    # A token counts at a call of literal numbers only if a rule that listens to it may report there.
+    literal_silent = frozenset(tokens) - {token for rule in rules if not rule.silent_on_literal_data for token in rule.triggers}
+    return RuleSet(rules=rules, triggers=Triggers(tokens, literal_silent) if tokens else None)
 
 
 # A statement that imports torch or a torch submodule, or a star import (which may re-export

@@ -34,9 +34,11 @@ Bindings = frozenset[tuple[str, str]]  # (local name, qualified name)
 class Triggers:
     """The trigger tokens of the enabled rules, compiled."""
 
-    def __init__(self, tokens: Iterable[str]) -> None:
+    def __init__(self, tokens: Iterable[str], literal_silent: Iterable[str] = ()) -> None:
         tokens = sorted(set(tokens))
         self.qualified = tuple(token for token in tokens if _is_qualified(token))
+        # Qualified calls that do not count where their arguments are only literal numbers.
+        self.literal_silent = frozenset(token for token in literal_silent if token in self.qualified and token.endswith("("))
         self.modules = frozenset(token.partition(".")[0] for token in self.qualified)
         plain = [token for token in tokens if not _is_qualified(token)]
         # One pattern for the file, with the tokens as written; one for functions, with any
@@ -79,11 +81,44 @@ def _in_code(pattern: re.Pattern[str], text: str) -> bool:
 
 
 def _counts(text: str, match: re.Match[str]) -> bool:
-    """A match outside docstring examples, and for a `)`-token, right after a call."""
+    """A match outside docstring examples; for a `)`-token, right after a call; for a call that
+    literal numbers do not trigger, with an argument that is not one."""
     position = match.start()
     if _not_code(text, position):
         return False
-    return match.lastgroup is None or _follows_call(text, position)
+    group = match.lastgroup
+    if group is None:
+        return True
+    if group.startswith("data_"):
+        return not _literal_call(text, match.end())
+    return _follows_call(text, position)
+
+
+# What a call of literal numbers holds: brackets, commas, signs, numbers, True/False/None.
+_LITERAL_PIECES = re.compile(
+    r"[\s\[\](),+\-]+|(?<![\w.])(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?(?![\w.])|\b(?:True|False|None)\b"
+)
+_LONGEST_LITERAL_CALL = 2000
+
+
+def _literal_call(text: str, start: int) -> bool:
+    """Whether the call whose arguments start at ``start`` (after its "(") passes only literal numbers,
+    nested in lists and tuples, and nothing is taken from its result (no `.` or `[` after it)."""
+    depth, index, end = 1, start, min(len(text), start + _LONGEST_LITERAL_CALL)
+    while index < end:
+        character = text[index]
+        index += 1
+        if character in "([":
+            depth += 1
+        elif character in ")]":
+            depth -= 1
+            if not depth:
+                break
+    if depth or _LITERAL_PIECES.sub("", text[start : index - 1]):
+        return False
+    while index < len(text) and (text[index].isspace() or text[index] == "\\"):
+        index += 1
+    return not text.startswith((".", "["), index)
 
 
 def _follows_call(text: str, position: int) -> bool:
@@ -215,7 +250,7 @@ def _qualified_patterns(triggers: Triggers, bindings: Bindings, spacing: str) ->
 @lru_cache(maxsize=512)
 def _binding_pattern(triggers: Triggers, local: str, qualname: str, spacing: str) -> re.Pattern[str] | None:
     alternatives = []
-    calls, names = [], []
+    calls, literal_silent_calls, names = [], [], []
     for token in triggers.qualified:
         target, call = (token[:-1], True) if token.endswith("(") else (token, False)
         if target == qualname:
@@ -224,13 +259,20 @@ def _binding_pattern(triggers: Triggers, local: str, qualname: str, spacing: str
             rest = target[len(qualname) + 1 :]
         else:
             continue
-        (calls if call else names).append(rest)
+        (names if not call else literal_silent_calls if token in triggers.literal_silent else calls).append(rest)
     head = re.escape(local) + rf"(?<!\w{re.escape(local)})"
-    for rests, tail in ((calls, spacing + r"\("), (names, r"(?!\w)")):
+    # A call that literal numbers do not trigger ends in an empty named group, which _counts looks for.
+    literal_silent_tails = (spacing + r"\((?P<data_0>)", spacing + r"\((?P<data_1>)")
+    for rests, tail, dotted_tail in (
+        (calls, spacing + r"\(", None),
+        (literal_silent_calls, *literal_silent_tails),
+        (names, r"(?!\w)", None),
+    ):
+        dotted_tail = dotted_tail or tail
         if "" in rests:
             alternatives.append(head + tail)
         attributes = sorted(rest for rest in rests if rest)
         if attributes:
             dotted = "|".join(spacing.join(re.escape(part) for part in re.findall(r"\w+|\.", rest)) for rest in attributes)
-            alternatives.append(f"{head}{spacing}\\.{spacing}(?:{dotted}){tail}")
+            alternatives.append(f"{head}{spacing}\\.{spacing}(?:{dotted}){dotted_tail}")
     return re.compile("|".join(alternatives)) if alternatives else None

@@ -93,6 +93,50 @@ def test_imports_read_from_the_text(text, expected):
     assert prefilter._bindings_in_text(text, triggers) == expected
 
 
+LITERAL_SILENT = rule_set(frozenset(rule.code for rule in ALL_RULES if rule.silent_on_literal_data))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A call of literal numbers is no trigger for the rules that need an array or a tensor there.
+        ("import torch\nz = torch.tensor([[1, 2], [3, -4.5e-3]])\n", False),
+        ("import torch\nz = torch.as_tensor((0.5, True, None))\n", False),
+        ("import torch as th\nz = th.tensor(\n    [1, 2],\n)\n", False),
+        ("import numpy as np\nimport torch\nz = np.sum([1, 2])\n", False),
+        # Anything else is one: a name, a keyword, a string, a comment, or a call taken from its result.
+        ("import torch\nz = torch.tensor([e, 2])\n", True),
+        ("import torch\nz = torch.tensor([1.0], dtype=torch.float64)\n", True),
+        ("import torch\nz = torch.tensor([1.0]).double()\n", True),
+        ("import torch\nz = torch.tensor([1.0])[0]\n", True),
+        ("import torch\nz = torch.tensor([1,  # one\n 2])\n", True),
+        ("import torch\nz = torch.tensor('1')\n", True),
+        ("import torch\nz = torch.tensor([1, 2]\n", True),  # not closed: let the parser decide
+        ("import torch\nz = torch.tensor([1]); y = torch.tensor(x)\n", True),
+    ],
+)
+def test_a_call_of_literal_numbers_is_no_trigger_where_no_rule_reports_it(text, expected):
+    assert needs_parse(text, LITERAL_SILENT) is expected
+
+
+def test_a_call_of_literal_numbers_stays_a_trigger_for_a_rule_that_reports_it():
+    # TCV201/TCV202 report legacy constructors of literal numbers (`torch.LongTensor([0.5])`, `torch.Tensor(3, 4)`).
+    assert not any(rule.silent_on_literal_data for rule in ALL_RULES if rule.code in ("TCV201", "TCV202"))
+    assert needs_parse("import torch\nz = torch.Tensor(3, 4)\n", ALL)
+    assert needs_parse("import torch\nz = torch.LongTensor([0.5])\n", ALL)
+    assert not needs_parse("import torch\nz = torch.tensor([0.5])\n", ALL)
+
+
+def test_calls_of_literal_numbers_skipped_change_no_finding(monkeypatch):
+    files = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").rglob("*.py"))
+    settings = Settings(select=("ALL",))
+    skipped = {path: lint_source(read_source(str(path)), settings) for path in files}
+    monkeypatch.setattr(prefilter, "_literal_call", lambda text, start: False)
+    counted = {path: lint_source(read_source(str(path)), settings) for path in files}
+    assert skipped == counted
+    assert sum(map(len, counted.values())) > 10
+
+
 def test_a_trigger_in_a_docstring_does_not_make_its_function_walked():
     text = (
         "import torch\n\n"

@@ -33,6 +33,10 @@ class Rule:
     # whole) or a qualified call (`numpy.sum(`: `np.sum(`, or `sum(` imported from numpy). Files
     # without any are not parsed, and functions and classes without any are not walked.
     triggers: ClassVar[tuple[str, ...]]
+    # True when the rule cannot report at a call of its qualified triggers whose arguments are
+    # only literal numbers (`torch.tensor([0.5, 1.0])`, `np.sum([1, 2])`): such a call is no
+    # trigger for it, unless an attribute or an index follows the call (`torch.tensor(1.0).double()`).
+    silent_on_literal_data: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     # "safe", "unsafe", "sometimes" (depends on evidence) or "none".
     fix_safety: ClassVar[str] = "none"

@@ -85,6 +85,7 @@ class Float64IntoFloat32Model(Rule):
         "`.float()` casts the input to float32"
     )
     triggers = ("torch.from_numpy(", "torch.as_tensor(", "torch.asarray(", "torch.tensor(")
+    silent_on_literal_data = True
     fix_safety = "unsafe"
 
     def __init__(self, settings: Settings) -> None:

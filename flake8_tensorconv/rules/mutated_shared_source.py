@@ -65,6 +65,7 @@ class MutatedSharedSource(Rule):
         "the tensor changes too; convert with `torch.tensor(...)` (a copy)"
     )
     triggers = tuple(f"{name}(" for name in sorted(_SHARING_CONVERSIONS))
+    silent_on_literal_data = True
     fix_safety = "unsafe"
 
     def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:

@@ -68,6 +68,7 @@ class NegativeStrideArray(Rule):
         "tensors cannot have negative strides; convert a `.copy()` of the array"
     )
     triggers = TRIGGERS
+    silent_on_literal_data = True
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

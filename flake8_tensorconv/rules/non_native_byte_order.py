@@ -65,6 +65,7 @@ class NonNativeByteOrder(Rule):
         "only native byte order; convert it with `.astype(...)` to the same dtype in native order first"
     )
     triggers = TRIGGERS
+    silent_on_literal_data = True
     fix_safety = "safe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

@@ -123,6 +123,7 @@ class NumpyCallOnTensor(Rule):
         "(torch's `__array__` cannot promise not to copy); use `np.asarray(...)`"
     )
     triggers = tuple(sorted(f"numpy.{name}(" for name in (*_CONVERTERS, *_SEQUENCE_REDUCTIONS)))
+    silent_on_literal_data = True
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

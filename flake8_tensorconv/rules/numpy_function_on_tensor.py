@@ -130,6 +130,7 @@ class NumpyFunctionOnTensor(Rule):
     message = "`{function}()` on a tensor always raises TypeError (NumPy calls the tensor's method with NumPy-only keywords); use `{fix}`"
     ufunc_message = "`{function}()` on a tensor {problem}; use `{fix}`"
     triggers = tuple(sorted(f"numpy.{name}(" for name in (*_REDUCTIONS, *_UFUNCS)))
+    silent_on_literal_data = True
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

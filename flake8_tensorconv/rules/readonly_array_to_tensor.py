@@ -64,6 +64,7 @@ class ReadonlyArrayToTensor(Rule):
         "(read-only memmap); convert a `.copy()`"
     )
     triggers = TRIGGERS
+    silent_on_literal_data = True
     fix_safety = "unsafe"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

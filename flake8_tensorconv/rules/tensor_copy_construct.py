@@ -77,6 +77,7 @@ class TensorCopyConstruct(Rule):
         "`t.detach().clone()` makes the same detached copy without it"
     )
     triggers = ("torch.tensor(",)
+    silent_on_literal_data = True
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

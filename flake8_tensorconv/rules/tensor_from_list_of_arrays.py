@@ -116,6 +116,7 @@ class TensorFromListOfArrays(Rule):
         "stack the list into one array with `np.array()` first"
     )
     triggers = (*(f"{name}(" for name in sorted(TENSOR_FROM_DATA)), *LEGACY_TRIGGERS)
+    silent_on_literal_data = True
     fix_safety = "sometimes"
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:

@@ -53,6 +53,7 @@ class TensorFromListOfTensors(Rule):
         "of more than one element and drops the autograd graph of the others; `torch.stack(...)` joins them"
     )
     triggers = tuple(f"{name}(" for name in sorted(TENSOR_FROM_DATA))
+    silent_on_literal_data = True
     # Opt-in: where the tensors hold one element each, dropping their graph is often what the code
     # wants (a TD target, a list of losses to plot), and the inference does not know shapes.
     default_enabled = False

@@ -73,6 +73,7 @@ class UnsupportedArrayDtype(Rule):
         "convert `x.filled(value)` and pass the mask (`np.ma.getmaskarray(x)`) separately if it matters"
     )
     triggers = TRIGGERS
+    silent_on_literal_data = True
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         conversion = array_conversion(node, ctx)

@@ -114,6 +114,7 @@ class WriteThroughSharedArray(Rule):
         "(not on a GPU, where `.cpu()` copied); add `.copy()` where the array is made"
     )
     triggers = (".numpy(", *(f"{name}(" for name in sorted(_AS_ARRAY)))
+    silent_on_literal_data = True
     fix_safety = "unsafe"
 
     def visit_Assign(self, node: ast.Assign, ctx: Context) -> None:
