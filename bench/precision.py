@@ -87,8 +87,8 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
 # held-out labels go in "fresh-9".
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10", "fresh-11")
-HELD_OUT = ("fresh-11",)
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10", "fresh-11", "fresh-12")
+HELD_OUT = ("fresh-12",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
