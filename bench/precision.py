@@ -20,10 +20,13 @@ Three sets of labels are scored, each on its own:
 - ``fresh-6``: ``labels-r/s/t/u.jsonl``, labelled out of sight during round 6;
 - ``fresh-7``: ``labels-v/w/x/y.jsonl``, labelled out of sight during round 7;
 - ``fresh-8``: ``labels-z1/.../z6.jsonl``, labelled out of sight during round 8;
-- ``fresh-9``: for the labels of the next round, made out of sight of it.
+- ``fresh-9``: ``labels-z7/.../z10.jsonl``, labelled out of sight during round 9;
+- ``fresh-10``: ``labels-z11/.../z15.jsonl``, labelled out of sight during round 10;
+- ``fresh-11``: ``labels-z16/.../z20.jsonl``, labelled out of sight during round 11;
+- ``fresh-12``: for the labels of the next round, made out of sight of it.
 
-The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-8"
-those of rounds 3 to 8; scored at the end of their round, they are tuning
+The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-11"
+those of rounds 3 to 11; scored at the end of their round, they are tuning
 data since. Only the newest held-out part (``HELD_OUT``) is scored
 with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
 listed, only counted.
