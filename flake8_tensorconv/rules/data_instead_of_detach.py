@@ -55,6 +55,9 @@ _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpos
 _MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
 # Words that name data by its role (an input, a target, ground truth): of unknown kind, no evidence of grad.
 _DATA_WORDS = frozenset({"input", "inputs", "target", "targets", "gt", "truth", "label", "labels"})
+# Attributes of torchvision's datasets (`MNIST`, `CIFAR10`, `ImageFolder`) that no tensor has: beside them, `.data` is the
+# dataset's stored data.
+_DATASET_ATTRIBUTES = frozenset({"targets", "classes", "class_to_idx", "train_labels", "test_labels", "train_data", "test_data"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -118,7 +121,8 @@ class DataInsteadOfDetach(Rule):
     `create_graph=True`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
-    `next(iter(loader))`), an item of a dict named as data
+    `next(iter(loader))`), a sample of a dataset (`dataset[i]`), a field of a
+    loader's batch (`batch.text`), an item of a dict named as data
     (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
     or targets (`source_label`, `y_target`), also kept in a list on `self` by a
     method of the class or one it inherits from a base class of the file
@@ -151,7 +155,9 @@ class DataInsteadOfDetach(Rule):
     through names bound only to such calls (`samples =
     AudioDecoder(path).get_all_samples()`: torchcodec's record of decoded
     audio, whose `data` is its own field); a receiver named as data (`mel_input[0]`,
-    `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
+    `outputs["pitch_target"]`, ground truth, scikit-learn's `y_true`) has none, nor has
+    a name whose `targets` or `classes` is read too (`mnist.data` beside
+    `mnist.targets`: a torchvision dataset; a tensor has no `targets`). A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
     under `no_grad` do not make it grad-free, its package's callers do: where
     the file cannot settle how a function or method is called, the finding asks
@@ -575,6 +581,10 @@ class DataInsteadOfDetach(Rule):
             return ctx.facts.imports_torch  # `net.forward(x)[-1].data.numpy()`: what a module's forward pass gives
         if _made_by_another_library(receiver, ctx):
             return False  # `samples = AudioDecoder(path).get_all_samples()`: a record whose `data` is its own field
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and _names_a_batch(receiver.value.id):
+            return False  # `batch.text`: a field of a loader's batch (torchtext's, PyG's) is data
+        if isinstance(receiver, ast.Name) and _reads_dataset_attributes(receiver.id, ctx):
+            return False  # `mnist.data` beside `mnist.targets`: a tensor has no `targets`, a torchvision dataset has both
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
@@ -647,6 +657,24 @@ def _names_data(name: str) -> bool:
     a loader's batch (``mel_input``, ``pitch_target_1``, ``energy_avg_gt``)."""
     lowered = name.lower()
     return not _DATA_WORDS.isdisjoint(lowered.split("_")) or lowered in K.DATA_PARAMETER_NAMES or lowered.endswith(K.DATA_PARAMETER_SUFFIXES)
+
+
+def _names_a_batch(name: str) -> bool:
+    """``batch``, ``train_batch``, ``sample``: a loader's batch (or a dataset's sample), whose fields are data."""
+    lowered = name.lower()
+    return lowered in ("batch", "minibatch", "sample") or lowered.endswith("_batch")
+
+
+def _reads_dataset_attributes(name: str, ctx: Context) -> bool:
+    """Whether the scope reads an attribute of ``name`` that torchvision's datasets have and a tensor has not
+    (``targets``, ``classes``...), where ``name`` is bound at most once: the name holds a dataset, not a tensor."""
+    scope = ctx.scope
+    if len(scope.bindings.get(name, ())) > 1:
+        return False
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in _DATASET_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id == name
+        for node in walk(scope.node)
+    )
 
 
 def _names_a_parameter(receiver: ast.expr) -> bool:
