@@ -102,7 +102,10 @@ class DataInsteadOfDetach(Rule):
     sight (a parameter of the function) may have kept it too; a method of the
     class (`self.energies(q)`, one no subclass of the file overrides) and a layer
     of a module class of the file (`self.v(x)`, its `forward`) are followed to
-    what they return, as if written in place; so is a layer that `__init__`
+    what they return, as if written in place; so is what the statement right
+    before the write stores on `self` (`self.sigma =
+    nn.Parameter(...).to(device)` then `self.sigma.data.fill_(v)`: a leaf, or a
+    device copy whose backward keeps nothing); so is a layer that `__init__`
     builds from a module class of another module of the package (`self.net =
     Net(...)` with `Net` imported, or made by a function of the package that
     returns one), where the file is on disk and every binding of the attribute
