@@ -53,6 +53,8 @@ _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.c
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
 _MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
+# Methods that keep a tensor's shape: the number of dimensions before them holds after them.
+_KEEP_SHAPE = frozenset({"cpu", "cuda", "to", "float", "double", "half", "contiguous", "type"})
 # Words that name data by its role (an input, a target, ground truth): of unknown kind, no evidence of grad.
 _DATA_WORDS = frozenset({"input", "inputs", "target", "targets", "gt", "truth", "label", "labels"})
 # Attributes of torchvision's datasets (`MNIST`, `CIFAR10`, `ImageFolder`) that no tensor has: beside them, `.data` is the
@@ -195,7 +197,10 @@ class DataInsteadOfDetach(Rule):
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       one element of a 1-d array (`.numpy().ravel()[0]`, `.flatten()[-1]`,
-      `.reshape(-1)[0]`: a NumPy scalar), `.numpy().tobytes()` (a new `bytes`),
+      `.reshape(-1)[0]`: a NumPy scalar; also where the chain shows the shape
+      before `.numpy()`: `x.view(-1).data.cpu().numpy()[0]`, and `[0]` of a loss
+      or a reduction to one value, a 0-d array that old torch gave as shape
+      (1,)), `.numpy().tobytes()` (a new `bytes`),
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
       `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
       array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
@@ -351,6 +356,7 @@ class DataInsteadOfDetach(Rule):
         direct = False
         node: ast.AST = data
         source_dtype = ctx.value(data.value).dtype
+        dims = _known_dims(data.value, ctx)  # of what `.data` gives, while the chain keeps its shape
         while True:
             parent = parents.get(id(node))
             if isinstance(parent, ast.Attribute):
@@ -364,7 +370,9 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx) else _Use.NUMPY), first, direct
+                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx, dims) else _Use.NUMPY), first, direct
+                if method not in _KEEP_SHAPE:
+                    dims = None
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -380,6 +388,7 @@ class DataInsteadOfDetach(Rule):
                     return _Use.WRITTEN, first, direct
                 if parent.value is not node or isinstance(parent.ctx, ast.Del):
                     return _Use.COPIED, first, direct  # an index
+                dims = None
                 node = parent
             elif isinstance(parent, (ast.Starred, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp)):
                 if isinstance(parent, ast.IfExp) and parent.test is node:
@@ -747,13 +756,27 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
         node = call
 
 
-def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
+def _known_dims(receiver: ast.expr, ctx: Context) -> int | None:
+    """How many dimensions the tensor of ``receiver`` has, where the code shows it: ``x.view(-1)``,
+    ``x.reshape(-1)``, ``x.flatten()`` give 1, a loss or a reduction to one value (``criterion(out, y)``,
+    ``loss.mean()``) 0; else None."""
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+        method = receiver.func.attr
+        if (method in ("view", "reshape") and _is_minus_one(receiver)) or (method == "flatten" and not receiver.args and not receiver.keywords):
+            return 1
+    return 0 if Fact.ZERO_D_TENSOR in ctx.value(receiver).facts else None
+
+
+def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context, dims: int | None = None) -> bool:
     """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
     ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element), a comparison's bool array (as
     ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
-    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept. ``dims``: how
+    many dimensions the array has, where the chain before ``.numpy()`` shows it (``x.view(-1).data.numpy()[0]``
+    and ``loss.data.numpy()[0]``, a 0-d array that old torch gave as shape (1,), take one element: a NumPy scalar,
+    or an IndexError on today's torch)."""
     node: ast.AST = numpy_call
-    one_dimensional = False
+    one_dimensional = dims is not None and dims <= 1
     while True:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
