@@ -223,10 +223,10 @@ OPTIMIZER_NAMES = frozenset(
 )
 # `X.from_pretrained(...)` of a class named like a model that is none (its result is no module with parameters).
 NOT_A_PRETRAINED_MODEL = r"Tokeni[sz]er|Processor|Config|FeatureExtractor|Scheduler|Pipeline"
-# Data: a loader's batch, images, labels, indices. They do not require grad.
+# Data: a loader's batch, images, labels, indices, ground truth (scikit-learn's `y_true`). They do not require grad.
 DATA_PARAMETER_NAMES = frozenset(
     "batch images image imgs img labels label targets target indices index idx ids input_ids attention_mask "
-    "mask masks obs observation observations actions action rewards reward dones".split()
+    "mask masks obs observation observations actions action rewards reward dones y_true".split()
 )
 DATA_PARAMETER_SUFFIXES = (
     "_batch", "_images", "_imgs", "_labels", "_label", "_targets", "_target", "_ids", "_idx", "_indices", "_mask"

@@ -17,6 +17,7 @@ from flake8_tensorconv.inference.support import (
     grad_operands,
     is_none,
     items_without_grad,
+    iterates_a_loader,
     keeps_grad,
     made_without_grad,
     union_members,
@@ -254,6 +255,8 @@ class ExpressionsMixin:
             return element_of(container)
         if container.kind is Kind.UNKNOWN and container.grad is Grad.NO and not container.facts:
             return Value(grad=Grad.NO)  # an item or a slice of what holds no grad (a dataset's labels, a batch)
+        if container.kind is Kind.UNKNOWN and not container.facts and isinstance(node.value, (ast.Name, ast.Attribute)) and iterates_a_loader(node.value):
+            return Value(grad=Grad.NO)  # `dataset[i]`, `self.train_dataset[idx]`: a sample of a dataset is data
         return UNKNOWN
 
     def expr_Starred(self, node: ast.Starred) -> Value:

@@ -237,7 +237,30 @@ class _Question:
                 if layers is not None:
                     return any(self._forward_kept(module, forward, name, depth) for module, forward, name in layers)
             return saved is None or saved.result
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            made = self._stored_just_before_write(node.attr)
+            if made is not None:
+                return self._result_kept(made, depth + 1)  # `self.w = Parameter(...).to(d)` then `self.w.data.fill_(v)`
         return True
+
+    def _stored_just_before_write(self, attribute: str) -> ast.expr | None:
+        """What the statement right before the write's own (in the same block) stores into ``self.<attribute>``: no
+        code runs between the two, so the write changes that tensor and nothing has read it since."""
+        around = [
+            node for node in self.parents.values()
+            if isinstance(node, ast.stmt) and start(node) <= self.write <= end(node)
+        ]
+        statement = max(around, key=start, default=None)
+        if statement is None:
+            return None
+        owner = self.parents.get(id(statement))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and statement in block and block.index(statement) > 0:
+                before = block[block.index(statement) - 1]
+                if isinstance(before, ast.Assign) and len(before.targets) == 1 and _is_self_attribute(before.targets[0], attribute):
+                    return before.value
+        return None
 
     def _own_method(self, call: ast.Call) -> tuple[ast.FunctionDef, str] | None:
         """The method of a class of the file that ``call`` runs, with its class: ``self.energies(q)`` (a method of

@@ -53,8 +53,13 @@ _COPYING_CALLS = frozenset({"numpy.copy", "numpy.array", "torch.tensor", "copy.c
 _ARRAY_RESHAPES = frozenset({"squeeze", "flatten", "ravel", "reshape", "transpose", "view"})
 # Methods that move, cast or reshape a tensor: none of them makes what has no grad require it.
 _MOVES_AND_RESHAPES = _RESHAPES | {"cpu", "cuda", "to", "float", "double", "half", "clone", "detach", "squeeze", "flatten"}
+# Methods that keep a tensor's shape: the number of dimensions before them holds after them.
+_KEEP_SHAPE = frozenset({"cpu", "cuda", "to", "float", "double", "half", "contiguous", "type"})
 # Words that name data by its role (an input, a target, ground truth): of unknown kind, no evidence of grad.
 _DATA_WORDS = frozenset({"input", "inputs", "target", "targets", "gt", "truth", "label", "labels"})
+# Attributes of torchvision's datasets (`MNIST`, `CIFAR10`, `ImageFolder`) that no tensor has: beside them, `.data` is the
+# dataset's stored data.
+_DATASET_ATTRIBUTES = frozenset({"targets", "classes", "class_to_idx", "train_labels", "test_labels", "train_data", "test_data"})
 # Receivers whose `.data` is their own attribute, not `Tensor.data`.
 _CONTAINER_NAMES = frozenset(
     {
@@ -99,7 +104,10 @@ class DataInsteadOfDetach(Rule):
     sight (a parameter of the function) may have kept it too; a method of the
     class (`self.energies(q)`, one no subclass of the file overrides) and a layer
     of a module class of the file (`self.v(x)`, its `forward`) are followed to
-    what they return, as if written in place; so is a layer that `__init__`
+    what they return, as if written in place; so is what the statement right
+    before the write stores on `self` (`self.sigma =
+    nn.Parameter(...).to(device)` then `self.sigma.data.fill_(v)`: a leaf, or a
+    device copy whose backward keeps nothing); so is a layer that `__init__`
     builds from a module class of another module of the package (`self.net =
     Net(...)` with `Net` imported, or made by a function of the package that
     returns one), where the file is on disk and every binding of the attribute
@@ -118,7 +126,8 @@ class DataInsteadOfDetach(Rule):
     `create_graph=True`), a buffer (also a normalisation layer's
     `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
-    `next(iter(loader))`), an item of a dict named as data
+    `next(iter(loader))`), a sample of a dataset (`dataset[i]`), a field of a
+    loader's batch (`batch.text`), an item of a dict named as data
     (`batch_dict["labels"]`, `inputs["input_ids"]`), a parameter named as labels
     or targets (`source_label`, `y_target`), also kept in a list on `self` by a
     method of the class or one it inherits from a base class of the file
@@ -151,7 +160,9 @@ class DataInsteadOfDetach(Rule):
     through names bound only to such calls (`samples =
     AudioDecoder(path).get_all_samples()`: torchcodec's record of decoded
     audio, whose `data` is its own field); a receiver named as data (`mel_input[0]`,
-    `outputs["pitch_target"]`, ground truth) has none. A public method of a class that the file
+    `outputs["pitch_target"]`, ground truth, scikit-learn's `y_true`) has none, nor has
+    a name whose `targets` or `classes` is read too (`mnist.data` beside
+    `mnist.targets`: a torchvision dataset; a tensor has no `targets`). A public method of a class that the file
     never builds is called from other modules too: its same-file callers running
     under `no_grad` do not make it grad-free, its package's callers do: where
     the file cannot settle how a function or method is called, the finding asks
@@ -186,7 +197,10 @@ class DataInsteadOfDetach(Rule):
     - a chain whose array only gives a Python value or a copy made at once:
       `.numpy().item()`, `.numpy().tolist()`, `float(x.data.cpu().numpy()[0])`,
       one element of a 1-d array (`.numpy().ravel()[0]`, `.flatten()[-1]`,
-      `.reshape(-1)[0]`: a NumPy scalar), `.numpy().tobytes()` (a new `bytes`),
+      `.reshape(-1)[0]`: a NumPy scalar; also where the chain shows the shape
+      before `.numpy()`: `x.view(-1).data.cpu().numpy()[0]`, and `[0]` of a loss
+      or a reduction to one value, a 0-d array that old torch gave as shape
+      (1,)), `.numpy().tobytes()` (a new `bytes`),
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
       `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
       array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
@@ -342,6 +356,7 @@ class DataInsteadOfDetach(Rule):
         direct = False
         node: ast.AST = data
         source_dtype = ctx.value(data.value).dtype
+        dims = _known_dims(data.value, ctx)  # of what `.data` gives, while the chain keeps its shape
         while True:
             parent = parents.get(id(node))
             if isinstance(parent, ast.Attribute):
@@ -355,7 +370,9 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
-                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx) else _Use.NUMPY), first, direct
+                    return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx, dims) else _Use.NUMPY), first, direct
+                if method not in _KEEP_SHAPE:
+                    dims = None
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -371,6 +388,7 @@ class DataInsteadOfDetach(Rule):
                     return _Use.WRITTEN, first, direct
                 if parent.value is not node or isinstance(parent.ctx, ast.Del):
                     return _Use.COPIED, first, direct  # an index
+                dims = None
                 node = parent
             elif isinstance(parent, (ast.Starred, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp)):
                 if isinstance(parent, ast.IfExp) and parent.test is node:
@@ -575,6 +593,10 @@ class DataInsteadOfDetach(Rule):
             return ctx.facts.imports_torch  # `net.forward(x)[-1].data.numpy()`: what a module's forward pass gives
         if _made_by_another_library(receiver, ctx):
             return False  # `samples = AudioDecoder(path).get_all_samples()`: a record whose `data` is its own field
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and _names_a_batch(receiver.value.id):
+            return False  # `batch.text`: a field of a loader's batch (torchtext's, PyG's) is data
+        if isinstance(receiver, ast.Name) and _reads_dataset_attributes(receiver.id, ctx):
+            return False  # `mnist.data` beside `mnist.targets`: a tensor has no `targets`, a torchvision dataset has both
         name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", None)
         if name is None or name.lower() in _CONTAINER_NAMES or name.lower().endswith(("dataset", "loader", "_set", "trainset", "testset", "valset")):
             return False
@@ -649,6 +671,24 @@ def _names_data(name: str) -> bool:
     return not _DATA_WORDS.isdisjoint(lowered.split("_")) or lowered in K.DATA_PARAMETER_NAMES or lowered.endswith(K.DATA_PARAMETER_SUFFIXES)
 
 
+def _names_a_batch(name: str) -> bool:
+    """``batch``, ``train_batch``, ``sample``: a loader's batch (or a dataset's sample), whose fields are data."""
+    lowered = name.lower()
+    return lowered in ("batch", "minibatch", "sample") or lowered.endswith("_batch")
+
+
+def _reads_dataset_attributes(name: str, ctx: Context) -> bool:
+    """Whether the scope reads an attribute of ``name`` that torchvision's datasets have and a tensor has not
+    (``targets``, ``classes``...), where ``name`` is bound at most once: the name holds a dataset, not a tensor."""
+    scope = ctx.scope
+    if len(scope.bindings.get(name, ())) > 1:
+        return False
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in _DATASET_ATTRIBUTES and isinstance(node.value, ast.Name) and node.value.id == name
+        for node in walk(scope.node)
+    )
+
+
 def _names_a_parameter(receiver: ast.expr) -> bool:
     """``conv.weight``, ``model.fc.bias``: how a layer's parameters are read (evidence of a tensor that requires grad
     where the layer's kind is unknown)."""
@@ -716,13 +756,27 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
         node = call
 
 
-def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context) -> bool:
+def _known_dims(receiver: ast.expr, ctx: Context) -> int | None:
+    """How many dimensions the tensor of ``receiver`` has, where the code shows it: ``x.view(-1)``,
+    ``x.reshape(-1)``, ``x.flatten()`` give 1, a loss or a reduction to one value (``criterion(out, y)``,
+    ``loss.mean()``) 0; else None."""
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+        method = receiver.func.attr
+        if (method in ("view", "reshape") and _is_minus_one(receiver)) or (method == "flatten" and not receiver.args and not receiver.keywords):
+            return 1
+    return 0 if Fact.ZERO_D_TENSOR in ctx.value(receiver).facts else None
+
+
+def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context, dims: int | None = None) -> bool:
     """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
     ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element), a comparison's bool array (as
     ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
-    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept."""
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept. ``dims``: how
+    many dimensions the array has, where the chain before ``.numpy()`` shows it (``x.view(-1).data.numpy()[0]``
+    and ``loss.data.numpy()[0]``, a 0-d array that old torch gave as shape (1,), take one element: a NumPy scalar,
+    or an IndexError on today's torch)."""
     node: ast.AST = numpy_call
-    one_dimensional = False
+    one_dimensional = dims is not None and dims <= 1
     while True:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
