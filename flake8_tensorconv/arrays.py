@@ -85,6 +85,11 @@ _RANDOM_DRAWS: dict[str, int | None] = {
     ),
 }
 
+# Functions that return a tuple of 1-D int64 index arrays, one per dimension, whatever they are given.
+_INDEX_TUPLES = frozenset(
+    "tril_indices triu_indices tril_indices_from triu_indices_from diag_indices diag_indices_from mask_indices".split()
+)
+
 # NumPy functions whose result is int64 (the default integer) when no dtype is given.
 _INT64_PRODUCERS = frozenset(
     "random.randint argsort argmax argmin argwhere flatnonzero searchsorted digitize bincount".split()
@@ -131,7 +136,7 @@ def numpy_call(qualname: str, node: ast.Call, args: list[Value], keywords: dict[
         return Value(kind=Kind.OTHER, grad=Grad.NO, instance_of=qualname)  # a function over arrays, not an array
     if name in ("array", "asarray", "ascontiguousarray", "asanyarray", "copy", "require"):
         return _from_data(name, node, first, dtype, facts, dtype_given=dtype_node is not None)
-    if name == "nonzero" or (name == "where" and len(node.args) == 1 and not node.keywords):
+    if name == "nonzero" or (name == "where" and len(node.args) == 1 and not node.keywords) or name in _INDEX_TUPLES:
         # A tuple of 1-D int64 index arrays, one per dimension: `np.where(mask)[0]` is an array, never a scalar.
         return Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=ndarray("int64", array_origin=origin(node)))
     if name.startswith("ma.") or name == "ma":

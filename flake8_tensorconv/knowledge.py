@@ -69,6 +69,11 @@ ARRAY_RESULTS: dict[str, str | None | tuple[str | None, ...]] = {
         "scipy.ndimage.zoom scipy.ndimage.rotate scipy.ndimage.gaussian_filter scipy.ndimage.shift".split()
     ),
 }
+# SciPy's sparse matrices in coordinate form (what `.tocoo()` gives): their index and value arrays are NumPy arrays
+# (index dtype int32 or int64, by size). CuPy's have the same API on GPU arrays: a file that imports CuPy is left alone.
+SPARSE_COO_METHOD = "tocoo"
+SPARSE_COO_ARRAYS = ("row", "col", "data")
+SPARSE_LOOKALIKE_LIBRARIES = frozenset({"cupy", "cupyx"})
 # Tests that are false where CUDA is not available: there, nothing is on a CUDA device.
 ACCELERATOR_CHECKS = frozenset({"torch.cuda.is_available"})
 # Classes whose instances are not torch tensors (an ``isinstance`` check against them rules a tensor out).

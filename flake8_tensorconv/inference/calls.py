@@ -454,6 +454,11 @@ class CallsMixin:
             if name == "named_parameters":
                 parameter = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(Value(kind=Kind.STRING, grad=Grad.NO), parameter))
             return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=parameter)
+        if name == K.SPARSE_COO_METHOD and not node.args and not node.keywords and not self._imports_sparse_lookalike():
+            # Only a sparse matrix has `.tocoo()`: its `row`, `col` and `data` are NumPy arrays.
+            made = origin(node)
+            coordinates = tuple((field, ndarray(None, array_origin=made)) for field in K.SPARSE_COO_ARRAYS)
+            return Value(kind=Kind.OTHER, grad=Grad.NO, fields=coordinates)
         if name in K.INTEGER_RESULT_METHODS:
             return Value(grad=Grad.NO, dtype="int64")  # an integer tensor or array
         if name in K.BOOL_RESULT_METHODS:
@@ -472,6 +477,9 @@ class CallsMixin:
         if name in ("size", "dim", "numel", "nelement", "ndimension", "item") and (name != "size" or node.args):
             return NUMBER  # `.size(0)` is a tensor's (an array's `size` is not callable)
         return UNKNOWN
+
+    def _imports_sparse_lookalike(self) -> bool:
+        return any(alias.partition(".")[0] in K.SPARSE_LOOKALIKE_LIBRARIES for alias in self.facts.aliases.values())
 
     def _records_copy(self, receiver: Value) -> bool:
         """Whether autograd records a device copy of ``receiver`` here: it requires grad, and grad mode is on."""

@@ -7,7 +7,7 @@ from flake8_tensorconv.rules._conversion import receiver_text, single_data_argum
 from flake8_tensorconv.rules._receivers import only_declared
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.trees import walk
-from flake8_tensorconv.values import Kind
+from flake8_tensorconv.values import Fact, Kind
 
 # Tensor attributes that are tensors themselves.
 _TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
@@ -35,7 +35,9 @@ class TensorCopyConstruct(Rule):
     (`is_tensor = isinstance(x, torch.Tensor)`, then `if not is_tensor:`)
     counts like the test, where `x` gets no new value in between. The total norm that
     `torch.nn.utils.clip_grad_norm_` returns is a tensor, also when a caller in
-    the file hands it over in a tuple.
+    the file hands it over in a tuple. An attribute of `self` that the class
+    binds to an `nn.Parameter` (`torch.tensor(self.temperature)`) is a tensor too;
+    other attributes are judged by their name (`frame.values` is no tensor's).
 
     ## Why is this bad?
     `torch.tensor` is meant for data (lists, arrays, scalars). Given a tensor it
@@ -86,7 +88,7 @@ class TensorCopyConstruct(Rule):
         source = single_data_argument(node)
         if source is None or ctx.value(source).kind is not Kind.TENSOR:
             return
-        if isinstance(source, ast.Attribute) and source.attr not in _TENSOR_ATTRIBUTES:
+        if isinstance(source, ast.Attribute) and source.attr not in _TENSOR_ATTRIBUTES and not _kept_on_self(source, ctx):
             return  # `frame.values`, `result.scores`: an attribute a tensor does not have
         if isinstance(source, ast.Name) and _declared_as_maybe_not_tensor(source.id, node, ctx):
             return
@@ -113,6 +115,15 @@ class TensorCopyConstruct(Rule):
         # A parameter known as a tensor only from its annotation may be an int at run time.
         applicability = Applicability.UNSAFE if only_declared(source, ctx) else Applicability.SAFE
         return make_fix(applicability, "Use `.detach().clone()`", Edit(ctx.start(node), ctx.end(node), text))
+
+
+def _kept_on_self(source: ast.Attribute, ctx: Context) -> bool:
+    """``self.temperature`` that the class binds to an ``nn.Parameter``: known from the store, not read off a tensor
+    (other values kept on ``self`` may be annotations or data its bases set, which a guard may check first)."""
+    return (
+        isinstance(source.value, ast.Name) and source.value.id == "self" and Fact.SELF in ctx.value(source.value).facts
+        and Fact.PARAMETER in ctx.value(source).facts
+    )
 
 
 def _callers_pass_no_tensor(name: str, call: ast.Call, ctx: Context) -> bool:

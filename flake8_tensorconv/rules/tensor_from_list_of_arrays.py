@@ -50,7 +50,11 @@ class TensorFromListOfArrays(Rule):
     handed to a function of the file observes arrays there too, and the lists a
     function returns reach the parameters of a call they are unpacked into
     (`train(*play(env))`). The index arrays of `np.where(mask)` and
-    `np.nonzero(a)` (`np.where(mask)[0]`) are arrays too. The arrays are followed through namedtuple, `NamedTuple` and
+    `np.nonzero(a)` (`np.where(mask)[0]`) are arrays too, and so are the tuples of
+    index arrays `np.tril_indices(n)`, `np.triu_indices(n)` and `np.diag_indices(n)`
+    (and their `_from` forms) give, and the `row`, `col` and `data` of what
+    `.tocoo()` returns (only a SciPy sparse matrix has that method; a file that
+    imports CuPy, whose sparse matrices hold GPU arrays there, is left alone). The arrays are followed through namedtuple, `NamedTuple` and
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
