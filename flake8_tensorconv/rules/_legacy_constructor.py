@@ -1081,7 +1081,7 @@ def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0
     if isinstance(node, ast.Compare):
         return True  # `np.abs(i - j) > width`: booleans, stored as 0 and 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitXor, ast.BitAnd, ast.BitOr)):
-        return _whole_numbers(node.left, ctx, before, depth + 1, binary=binary, scope=scope) and _whole_numbers(node.right, ctx, before, depth + 1, binary=binary, scope=scope)
+        return all(_whole_numbers(side, ctx, before, depth + 1, binary=binary, scope=scope) for side in (node.left, node.right))
     if not (isinstance(node, ast.Call) and node.args):
         return False
     qualname = ctx.qualname(node.func) or ""
