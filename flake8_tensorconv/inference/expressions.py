@@ -55,6 +55,8 @@ _CONTAINER_ANNOTATIONS = frozenset(
 
 # Operators torch defines on integer and bool tensors only.
 _BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+# Comparisons whose result Python itself makes a bool, whatever the operands: identity, and membership (`in` calls `__contains__` and takes its truth).
+_TRUTH_VALUED = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 
 
 class ExpressionsMixin:
@@ -398,6 +400,8 @@ class ExpressionsMixin:
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         operands = [self.eval(node.left), *(self.eval(c) for c in node.comparators)]
+        if all(isinstance(op, _TRUTH_VALUED) for op in node.ops):
+            return OTHER  # `t.grad is None`, `x in t`: Python makes a bool of identity and membership, as of `not`
         if any(value.kind is Kind.TENSOR for value in operands):
             return tensor(Grad.NO, any_device([v.device for v in operands if v.kind is Kind.TENSOR]), "bool")
         if any(value.kind is Kind.NDARRAY for value in operands):

@@ -180,6 +180,7 @@ class FileFacts:
         self.definitions: dict[str, list[ast.stmt]] = {}
         # Summaries of what same-file callers pass, by function (None: some caller is out of sight).
         self.caller_summaries: dict[int, object] = {}
+        self.hook_grad_modes: dict[int, bool] = {}  # forward hooks whose hooked layers run only with grad off
         # Parameters without grad in every call the package makes of a function, by function (inference/package.py:
         # set only in the facts a package oracle walks, for the functions that hold the calls it asks about).
         self.package_parameters: dict[int, dict[str, object]] = {}

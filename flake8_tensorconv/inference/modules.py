@@ -292,6 +292,7 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
         ]
         if default is not None and (_setting(default, {}) or _plain_tensor(default, set(), facts))
     } | {arg.arg for arg in [*positional, *args.kwonlyargs] if _annotated_setting(arg)}
+    literal_defaults |= _local_settings(method, literal_defaults, facts)
     for node in walk(method):
         if isinstance(node, ast.Call):
             func = node.func
@@ -312,6 +313,27 @@ def _stores_only_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, facts:
                     ):
                         return False
     return True
+
+
+def _local_settings(method: ast.FunctionDef | ast.AsyncFunctionDef, settings: set[str], facts: FileFacts) -> set[str]:
+    """Locals of ``method`` every binding of which, in order, is a plain ``name = value`` of a setting or a plain
+    tensor (``r = kernel_size // 2``, then ``self.padding = r``): what they hold is no parameter and no module.
+    A name bound any other way (a loop, unpacking, ``with``, ``+=``) or to another value is not one."""
+    known = set(settings)
+    excluded = {arg.arg for arg in [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]}
+    plain: set[int] = set()
+    for node in walk(method):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            plain.add(id(node.targets[0]))
+            if name in excluded or not (_setting(node.value, known) or _plain_tensor(node.value, known, facts)):
+                excluded.add(name)
+            else:
+                known.add(name)
+    for node in walk(method):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
+            excluded.add(node.id)
+    return known - excluded - settings
 
 
 def _stored_into(target: ast.expr) -> Iterator[ast.expr]:

@@ -66,6 +66,8 @@ class StatementsMixin:
         callers = self._caller_summary(node, class_name) if self.caller_params and len(all_args) > bound_first else None
         if callers is not None and not callers.grad_enabled and not callable_from_other_modules(self.facts, node, class_name):
             grad_enabled = False  # every call runs under no_grad / inference_mode
+        if grad_enabled and self.caller_params and node.name in self.facts.forward_hooks and self._hooked_forwards_without_grad(node):
+            grad_enabled = False  # a forward hook runs inside the calls of the layers it hooks, all under no_grad here
         for decorator in node.decorator_list:
             switch = self._grad_switch(decorator)
             if switch is not None:

@@ -102,6 +102,75 @@ def call_sites(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDe
     return sites or None
 
 
+# Module methods that do not run the module's forward: calling them on a hooked model fires no forward hook.
+_NOT_RUNNING_FORWARD = frozenset(
+    "to cuda cpu eval train half float double bfloat16 type apply requires_grad_ zero_grad share_memory "
+    "modules named_modules children named_children parameters named_parameters buffers named_buffers state_dict "
+    "load_state_dict register_forward_hook register_forward_pre_hook register_full_backward_hook register_backward_hook "
+    "register_buffer register_parameter add_module get_submodule".split()
+)
+
+
+def hooked_forward_calls(facts: FileFacts, hook: ast.FunctionDef | ast.AsyncFunctionDef) -> list[CallSite] | None:
+    """The calls that run the layers ``hook`` is registered on (``model.layer1[-1].register_forward_hook(hook)``):
+    each call of that model or of a part of it (``model(x)``, ``model.forward(x)``, ``model.layer4(x)``), or None
+    where the file may run them out of sight: the hook is mentioned otherwise than registered, the model is passed
+    or bound as a value (``train(model)``, ``m = model``), or no call of it is in the file."""
+    name = hook.name
+    chains: set[str] = set()
+    roots: set[str] = set()
+    if facts.text is None:
+        return None
+    starts = facts.line_starts
+    lines = sorted({bisect.bisect_right(starts, offset) for offset in _word_offsets(facts.text, name)})
+    for node, parent, _scope, _owner in _mentions(facts.tree, name, lines):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # this hook, or another function of the same name whose registrations count as well
+        registering = parent
+        if isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return None
+        if not (
+            isinstance(registering, ast.Call) and registering.args and registering.args[0] is node
+            and isinstance(registering.func, ast.Attribute) and registering.func.attr == "register_forward_hook"
+        ):
+            return None  # passed on, wrapped or registered some other way: where it runs is out of sight
+        prefix: ast.expr = registering.func.value
+        while isinstance(prefix, (ast.Attribute, ast.Subscript)):
+            chains.add(ast.unparse(prefix))
+            prefix = prefix.value
+        if not isinstance(prefix, ast.Name):
+            return None
+        if prefix.id != "self":
+            chains.add(prefix.id)
+        roots.add(prefix.id)
+    if not chains:
+        return None
+    sites: list[CallSite] = []
+    stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, ast.AST, str | None]] = [(facts.tree, None, None, facts.tree, None)]
+    while stack:
+        node, parent, grandparent, scope, owner = stack.pop()
+        inner_scope = node if isinstance(node, (*_FUNCTIONS, ast.ClassDef)) else scope
+        inner_owner = node.name if isinstance(node, ast.ClassDef) else owner
+        stack.extend((child, node, parent, inner_scope, inner_owner) for child in child_nodes(node))
+        if not (isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and root_name(node) in roots):
+            continue
+        if not isinstance(getattr(node, "ctx", None), ast.Load) or ast.unparse(node) not in chains:
+            continue
+        if isinstance(parent, ast.Call) and parent.func is node:
+            sites.append(CallSite(parent, scope, owner, bound=False))
+        elif isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+            if ast.unparse(parent) in chains or (isinstance(parent, ast.Attribute) and parent.attr in _NOT_RUNNING_FORWARD):
+                continue
+            if not (isinstance(grandparent, ast.Call) and grandparent.func is parent):
+                return None  # a part of the model read as a value (`feats = model.features`)
+            sites.append(CallSite(grandparent, scope, owner, bound=False))  # `model.forward(x)`, `model.layer4(x)`
+        else:
+            return None  # the model passed or bound as a value: it may run anywhere
+    if len(sites) > MAX_CALL_SITES:
+        return None
+    return sites or None
+
+
 def _may_name_a_module(facts: FileFacts, receiver: ast.expr) -> bool:
     """``receiver`` may be a module object, whose attribute may be a module-level function of this file (a file
     that imports itself): an imported name or what it reaches (``pkg.task``), or what a call returns. A chain
@@ -573,6 +642,32 @@ class SummariesMixin:
             summary = self._summarise_calls(function, sites)
         known[key] = summary
         return summary
+
+    def _hooked_forwards_without_grad(self, hook: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether every call of the file that runs the layers ``hook`` is registered on runs with grad off: the
+        hook runs inside those calls, so the layer output it receives holds no grad."""
+        known = self.facts.hook_grad_modes
+        if id(hook) in known:
+            return known[id(hook)]
+        known[id(hook)] = False  # asked again while working it out
+        if self.depth >= MAX_DEPTH:
+            return False
+        sites = hooked_forward_calls(self.facts, hook)
+        if sites is None:
+            return False
+        by_scope: dict[int, list[CallSite]] = {}
+        for site in sites:
+            by_scope.setdefault(id(site.scope), []).append(site)
+        for scope_sites in by_scope.values():
+            scope = scope_sites[0].scope
+            if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+                return False  # a call in a lambda or a class body: grad mode not followed there
+            _values, modes_at = self._caller_walk(scope, scope_sites)
+            modes = [mode for site in scope_sites for mode in modes_at.get(id(site.call), ())]
+            if not modes or any(modes):
+                return False
+        known[id(hook)] = True
+        return True
 
     def _summarise_calls(self, function: ast.FunctionDef | ast.AsyncFunctionDef, sites: list[CallSite]) -> CallerSummary:
         per_site: list[dict[str, Value]] = []

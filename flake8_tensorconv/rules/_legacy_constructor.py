@@ -16,6 +16,8 @@ from flake8_tensorconv.trees import child_nodes, free_names, last_name, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Kind
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from flake8_tensorconv.inference.bindings import Binding, Scope
 
 # qualified constructor -> the dtype expression it casts to (None: the default dtype).
@@ -1033,56 +1035,62 @@ _JOINS = frozenset(
 )
 
 
-def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0, binary: bool = False) -> bool:
+def _whole_numbers(node: ast.expr, ctx: Context, before: ast.AST, depth: int = 0, binary: bool = False, scope: Scope | None = None) -> bool:
     """Floats that are whole numbers by construction: zeros, ones, an identity, joined or stacked.
 
     A name counts when every binding of it before ``before`` assigns such a value and nothing writes
-    into it in place afterwards (the def-use index). With ``binary``, only 0 and 1 count (what a bool
-    dtype keeps): zeros, ones, an identity, comparisons, not counters or other whole numbers.
+    into it in place afterwards (the def-use index), also an item of the tuple every ``return`` of a function of the
+    file gives (``X, y = make_data(n)`` of ``return X, np.hstack([np.zeros(n), np.ones(n)])``). With ``binary``, only
+    0 and 1 count (what a bool dtype keeps): zeros, ones, an identity, comparisons, not counters or other whole
+    numbers. ``scope``: the function the names belong to (the one being walked unless said).
     """
     if depth > 4:
         return False
+    scope = scope or ctx.scope
     if isinstance(node, ast.Name):
         # `y = torch.LongTensor(y)` binds `y` before the call starts: that binding is not the call's source.
         bindings = [
-            binding for binding in ctx.scope.before(node.id, before)
+            binding for binding in scope.before(node.id, before)
             if binding.value is None or not (_start(binding.value) <= _start(before) and _end(before) <= _end(binding.value))
         ]
-        return bool(bindings) and not ctx.scope.is_parameter(node.id) and all(
-            (not binary and _counter(node.id, binding, ctx)) if binding.value is None else (
-                _writes_whole_numbers(node.id, binding.value, ctx, depth, binary=binary)
+        return bool(bindings) and not scope.is_parameter(node.id) and all(
+            (
+                (not binary and _counter(node.id, binding, ctx, scope))
+                or _unpacked_item_holds(node.id, binding, ctx, scope, lambda item, at, inner: _whole_numbers(item, ctx, at, depth + 1, binary, inner))
+            ) if binding.value is None else (
+                _writes_whole_numbers(node.id, binding.value, ctx, depth, binary=binary, scope=scope)
                 and (
-                    _whole_numbers(binding.value, ctx, binding.value, depth + 1, binary=binary)
-                    or (_allocation(binding.value, ctx) and ctx.scope.written_in_place_after(node.id, binding.value))
+                    _whole_numbers(binding.value, ctx, binding.value, depth + 1, binary=binary, scope=scope)
+                    or (_allocation(binding.value, ctx) and scope.written_in_place_after(node.id, binding.value))
                 )
             )
             for binding in bindings
         )
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VALUE_KEEPING_METHODS:
-        return _whole_numbers(node.func.value, ctx, before, depth, binary=binary)  # `ids.long().to(device)`: the same numbers
+        return _whole_numbers(node.func.value, ctx, before, depth, binary=binary, scope=scope)  # `ids.long().to(device)`: the same numbers
     if isinstance(node, (ast.List, ast.Tuple)):
-        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth, binary=binary) for element in node.elts)
+        return bool(node.elts) and all(_whole_numbers(element, ctx, before, depth, binary=binary, scope=scope) for element in node.elts)
     if isinstance(node, ast.Constant):
         if binary:
             return isinstance(node.value, (int, float)) and node.value in (0, 1)
         return isinstance(node.value, (int, float)) and float(node.value).is_integer() and abs(node.value) <= 2**24
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not binary:
-        return _whole_numbers(node.operand, ctx, before, depth + 1, binary=binary)
+        return _whole_numbers(node.operand, ctx, before, depth + 1, binary=binary, scope=scope)
     if isinstance(node, ast.Attribute) and node.attr == "T":
-        return _whole_numbers(node.value, ctx, before, depth + 1, binary=binary)
+        return _whole_numbers(node.value, ctx, before, depth + 1, binary=binary, scope=scope)
     if isinstance(node, ast.Compare):
         return True  # `np.abs(i - j) > width`: booleans, stored as 0 and 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitXor, ast.BitAnd, ast.BitOr)):
-        return _whole_numbers(node.left, ctx, before, depth + 1, binary=binary) and _whole_numbers(node.right, ctx, before, depth + 1, binary=binary)
+        return all(_whole_numbers(side, ctx, before, depth + 1, binary=binary, scope=scope) for side in (node.left, node.right))
     if not (isinstance(node, ast.Call) and node.args):
         return False
     qualname = ctx.qualname(node.func) or ""
     if qualname in _WHOLE_NUMBER_MAKERS:
         return True
     if qualname == "numpy.full":
-        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1, binary=binary)
+        return len(node.args) >= 2 and _whole_numbers(node.args[1], ctx, before, depth + 1, binary=binary, scope=scope)
     if qualname in _JOINS or qualname in _TORCH_CONVERSIONS:
-        return _whole_numbers(node.args[0], ctx, before, depth, binary=binary)  # nested calls end: only names can loop
+        return _whole_numbers(node.args[0], ctx, before, depth, binary=binary, scope=scope)  # nested calls end: only names can loop
     return False
 
 
@@ -1101,11 +1109,11 @@ def _allocation(node: ast.expr, ctx: Context) -> bool:
     return isinstance(node, ast.Call) and (ctx.qualname(node.func) or "") in ("numpy.empty", "numpy.empty_like")
 
 
-def _counter(name: str, binding: Binding, ctx: Context) -> bool:
+def _counter(name: str, binding: Binding, ctx: Context, scope: Scope) -> bool:
     """``for i, x in enumerate(xs)`` / ``for i in range(n)``: ``name`` is bound to a loop counter (whole numbers
     that count items, far below ``2**24`` in any array built item by item)."""
     parents = initialisation_of(ctx).parents
-    for store in ctx.scope.stores(name):
+    for store in scope.stores(name):
         if _start(store) != binding.position:
             continue
         parent = parents.get(id(store))
@@ -1139,17 +1147,20 @@ def _filled_from_a_file(node: ast.expr, ctx: Context, before: ast.AST) -> bool:
     )
 
 
-def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, binary: bool = False, from_a_file: bool = False) -> bool:
+def _writes_whole_numbers(
+    name: str, value: ast.expr, ctx: Context, depth: int, binary: bool = False, from_a_file: bool = False, scope: Scope | None = None
+) -> bool:
     """Whether every in-place write of ``name`` after it gets ``value`` (before its next binding) stores whole
     numbers: ``ids[mask] = i`` with ``i`` a counter, ``grid[:, j] = 1``. ``from_a_file``: values read from a file
     count too, and at least one write must store one."""
     read = False
-    if not ctx.scope.written_in_place_after(name, value):
+    scope = scope or ctx.scope
+    if not scope.written_in_place_after(name, value):
         return True
     after = _end(value)
-    rebound = min((binding.position for binding in ctx.scope.bindings.get(name, ()) if binding.position > after), default=None)
+    rebound = min((binding.position for binding in scope.bindings.get(name, ()) if binding.position > after), default=None)
     parents = initialisation_of(ctx).parents
-    for mention in ctx.scope.mentions(name):
+    for mention in scope.mentions(name):
         at = _start(mention.node)
         if not (after < at and (rebound is None or at < rebound)):
             continue
@@ -1160,10 +1171,10 @@ def _writes_whole_numbers(name: str, value: ast.expr, ctx: Context, depth: int, 
         assignment = parents.get(id(mention.node))
         if not (isinstance(mention.node, ast.Subscript) and isinstance(assignment, ast.Assign)):
             return False
-        if from_a_file and _read_from_a_file(assignment.value, ctx, assignment):
+        if from_a_file and _read_from_a_file(assignment.value, ctx, assignment, 0, scope):
             read = True
             continue
-        if not _whole_numbers(assignment.value, ctx, assignment, depth + 1, binary):
+        if not _whole_numbers(assignment.value, ctx, assignment, depth + 1, binary, scope):
             return False
     return read or not from_a_file
 
@@ -1215,6 +1226,14 @@ def _read_from_a_file(node: ast.expr, ctx: Context, before: ast.AST, depth: int 
 def _unpacked_from_a_reader(name: str, binding: Binding, ctx: Context, depth: int, scope: Scope) -> bool:
     """``name`` of ``a, name = load(path)`` where every ``return`` of the file's function ``load`` is a tuple
     whose item there is read from a file."""
+    return _unpacked_item_holds(name, binding, ctx, scope, lambda item, at, inner: _read_from_a_file(item, ctx, at, depth + 1, inner))
+
+
+def _unpacked_item_holds(
+    name: str, binding: Binding, ctx: Context, scope: Scope, holds: Callable[[ast.expr, ast.AST, Scope], bool]
+) -> bool:
+    """``name`` of ``a, name = make(...)`` where every ``return`` of the file's function ``make`` is a tuple whose
+    item there ``holds`` (given the item, the ``return`` and the function's scope)."""
     parents = initialisation_of(ctx).parents
     store = next((store for store in scope.stores(name) if _start(store) == binding.position), None)
     target = parents.get(id(store)) if store is not None else None
@@ -1233,7 +1252,7 @@ def _unpacked_from_a_reader(name: str, binding: Binding, ctx: Context, depth: in
     returns = helper_scope.returns()
     return bool(returns) and all(
         isinstance(node.value, ast.Tuple) and len(node.value.elts) == len(target.elts)
-        and _read_from_a_file(node.value.elts[index], ctx, node, depth + 1, helper_scope)
+        and holds(node.value.elts[index], node, helper_scope)
         for node in returns
     )
 

@@ -118,7 +118,8 @@ class CpuBeforeDetach(Rule):
     (`.freeze()`, `.requires_grad_(False)`, a loop setting `requires_grad = False`),
     nor in code that runs with grad off (a LightningModule's evaluation hooks, an
     optimizer's methods, a function whose package calls it only without grad or
-    passes it only values without grad; see TCV101). The message names the source.
+    passes it only values without grad, a forward hook on a model that every call
+    of the file runs under `no_grad`; see TCV101). The message names the source.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer

@@ -36,7 +36,8 @@ class LegacyConstructorCast(Rule):
     (`torch.Tensor(indices).long()`). Casts that lose nothing (bools, exact
     literals, integers into a wider type, float64 into float32, floats that are
     whole numbers by construction such as `np.hstack([np.zeros(n), np.ones(m)])`
-    or `np.eye(n)` into an integer type, also where every in-place write stores
+    or `np.eye(n)` into an integer type (also an item of the tuple a function of the
+    file returns, `X, y = make_data(n)`), also where every in-place write stores
     whole numbers (`relative[labels == c] = i` with `i` an `enumerate` or `range`
     counter), 0 and 1 into `torch.BoolTensor` (zeros, ones, an identity, or an
     `np.empty` array that only ever receives comparison results:

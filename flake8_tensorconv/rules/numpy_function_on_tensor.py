@@ -81,7 +81,9 @@ class NumpyFunctionOnTensor(Rule):
     numbers at once: cast (`np.isnan(x).bool()`, `.float()`, `.long()`...) or
     multiplied by a number that keeps 0/1 exact (`1 - 1 * np.isnan(x)`; a
     float, or an integer up to 255), which give what `torch.isnan` gives
-    there: no uint8 mask is left.
+    there: no uint8 mask is left. An identity or membership test is a Python
+    bool whatever it compares (`np.all(p.grad is None)`, `np.logical_not(x in t)`):
+    NumPy gets the bool, not a tensor.
 
     ## Why is this bad?
     A NumPy reduction hands a non-array to the object's own method with NumPy's

@@ -13,8 +13,9 @@ class NumpyRequiresGrad(Rule):
     Flags `.numpy()` on a tensor that may require grad, with no `.detach()` before
     it, outside a `torch.no_grad()` / `torch.inference_mode()` region. A module of
     the file that holds no parameters (derived from `nn.Module` or from such a
-    module of the file, storing only settings such as `self.quants = quants` or
-    a parameter annotated `int`, parameter-free torch layers such as
+    module of the file, storing only settings such as `self.quants = quants`,
+    a parameter annotated `int` or a local bound only to settings
+    (`r = kernel_size // 2`, then `self.padding = r`), parameter-free torch layers such as
     `nn.ConstantPad3d`, and plain tensors) is no grad source: its output
     requires grad only where its inputs do. A model handed to a class's
     `__init__` and stored on `self` (`self.model = model`, then `self.model(x)`
