@@ -23,10 +23,11 @@ Three sets of labels are scored, each on its own:
 - ``fresh-9``: ``labels-z7/.../z10.jsonl``, labelled out of sight during round 9;
 - ``fresh-10``: ``labels-z11/.../z15.jsonl``, labelled out of sight during round 10;
 - ``fresh-11``: ``labels-z16/.../z20.jsonl``, labelled out of sight during round 11;
-- ``fresh-12``: for the labels of the next round, made out of sight of it.
+- ``fresh-12``: ``labels-z21/z22/z23.jsonl``, labelled out of sight during round 12;
+- ``fresh-13``: for the labels of the next round, made out of sight of it.
 
-The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-11"
-those of rounds 3 to 11; scored at the end of their round, they are tuning
+The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-12"
+those of rounds 3 to 12; scored at the end of their round, they are tuning
 data since. Only the newest held-out part (``HELD_OUT``) is scored
 with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
 listed, only counted.
@@ -90,8 +91,8 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
 # held-out labels go in "fresh-9".
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10", "fresh-11", "fresh-12")
-HELD_OUT = ("fresh-12",)
+PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10", "fresh-11", "fresh-12", "fresh-13")
+HELD_OUT = ("fresh-13",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
