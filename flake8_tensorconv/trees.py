@@ -58,6 +58,19 @@ def last_name(node: ast.expr) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
+def name_chain(node: ast.expr) -> tuple[str, ...] | None:
+    """The names of a name or an attribute chain, outermost first: ``Net`` -> ("Net",), ``models.common.Net`` ->
+    ("models", "common", "Net"); None for any other expression."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return tuple(reversed(parts))
+
+
 def is_class_name(name: str) -> bool:
     """A CamelCase name, as classes are written (``Linear``, ``AudioDecoder``; not ``ALL_CAPS`` constants)."""
     return name[:1].isupper() and not name.isupper()

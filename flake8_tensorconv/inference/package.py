@@ -45,7 +45,7 @@ from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.files import iter_statements
 from flake8_tensorconv.inference.modules import freezes_every_parameter, holds_no_parameters, unfreezes
 from flake8_tensorconv.inference.support import is_classmethod, is_staticmethod
-from flake8_tensorconv.trees import walk
+from flake8_tensorconv.trees import name_chain, walk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -797,7 +797,7 @@ class PackageCalls:
 
     def _definition(self, interpreter, func: ast.expr) -> _Definition | None:
         """The function or class of another module that ``func`` names: an imported name, not rebound here."""
-        chain = _dotted(func)
+        chain = name_chain(func)
         if chain is None or chain[0] in interpreter.state.env:
             return None  # a local name, an attribute of a value
         if chain not in self._definitions:
@@ -816,7 +816,7 @@ class PackageCalls:
         if cls is None or any(name in _bound_names(statement) for statement in cls.body):
             return None
         for base in cls.bases:
-            chain = _dotted(base)
+            chain = name_chain(base)
             definition = self._definition(interpreter, base) if chain is not None else None
             if definition is None or not isinstance(definition.node, ast.ClassDef):
                 return None  # a base of another library, or one of the file's own: the method may be defined there
@@ -901,7 +901,7 @@ def _derived_classes(facts: FileFacts) -> frozenset[str]:
         facts.derived_classes = frozenset(
             cls.name for cls in facts.classes
             if cls.bases and facts.class_defined_once(cls.name) is cls and not cls.keywords
-            and all((chain := _dotted(base)) is not None and chain[0] in imported for base in cls.bases)
+            and all((chain := name_chain(base)) is not None and chain[0] in imported for base in cls.bases)
         )
     return facts.derived_classes
 
@@ -909,7 +909,7 @@ def _derived_classes(facts: FileFacts) -> frozenset[str]:
 def _bases_named(facts: FileFacts, class_name: str) -> set[str]:
     """The first names of the bases of the file's class ``class_name`` (``OnPolicy``, ``policies`` of ``policies.Base``)."""
     cls = facts.class_defined_once(class_name)
-    return {chain[0] for base in (cls.bases if cls is not None else ()) if (chain := _dotted(base)) is not None}
+    return {chain[0] for base in (cls.bases if cls is not None else ()) if (chain := name_chain(base)) is not None}
 
 
 def _bound_names(statement: ast.stmt) -> set[str]:
@@ -942,18 +942,6 @@ def _grad_free(value: Value) -> bool:
         items = [*(value.elements or ()), *((value.element,) if value.element is not None else ())]
         return bool(items) and all(_grad_free(item) for item in items)
     return value.kind is not Kind.MODULE
-
-
-def _dotted(func: ast.expr) -> tuple[str, ...] | None:
-    """``f`` -> ("f",), ``utils.misc.f`` -> ("utils", "misc", "f"); None for any other callee."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name):
-        return None
-    parts.append(func.id)
-    return tuple(reversed(parts))
 
 
 def _method_of(definition: _Definition, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

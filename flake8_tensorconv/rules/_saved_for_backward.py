@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.trees import last_name, statements_after
+from flake8_tensorconv.trees import last_name, name_chain, statements_after
 from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -322,7 +322,7 @@ class _Question:
     def _built(self, module: _Module, value: ast.expr, scope: Scope, hops: int) -> list[tuple[_Module, ast.FunctionDef, str]] | None:
         """The module classes (their ``forward``) whose instance ``value``, an expression of ``module`` in ``scope``,
         makes: a call of a class, or of a function whose every return makes one (MAX_BUILDER_HOPS deep)."""
-        chain = _dotted(value.func) if isinstance(value, ast.Call) else None
+        chain = name_chain(value.func) if isinstance(value, ast.Call) else None
         if chain is None or chain[0] in scope.bindings or chain[0] in scope.parameters or hops > _MAX_BUILDER_HOPS:
             return None
         found = self._definition(module, chain)
@@ -373,7 +373,7 @@ class _Question:
         if hops > _MAX_BUILDER_HOPS:
             return False
         for base in cls.bases:
-            chain = _dotted(base)
+            chain = name_chain(base)
             found = self._definition(module, chain) if chain is not None else None
             if found is not None and isinstance(found[1], ast.ClassDef) and self._is_module_class(found[0], found[1], hops + 1):
                 return True
@@ -552,18 +552,6 @@ def _module_itself(value: ast.expr) -> ast.expr:
 
 def _is_self_attribute(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
-def _dotted(func: ast.expr) -> tuple[str, ...] | None:
-    """``Net`` -> ("Net",), ``models.common.Net`` -> ("models", "common", "Net"); None for any other callee."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name):
-        return None
-    parts.append(func.id)
-    return tuple(reversed(parts))
 
 
 def _defined(cls: ast.ClassDef | None, name: str) -> ast.FunctionDef | None:
