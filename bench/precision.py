@@ -91,7 +91,7 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
 # held-out labels go in "fresh-9".
-PARTS = ("dev", "tuning", "held-out", "fresh", "fresh-3", "fresh-4", "fresh-5", "fresh-6", "fresh-7", "fresh-8", "fresh-9", "fresh-10", "fresh-11", "fresh-12", "fresh-13")
+PARTS = ("dev", "tuning", "held-out", "fresh", *(f"fresh-{round_}" for round_ in range(3, 14)))
 HELD_OUT = ("fresh-13",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
