@@ -71,6 +71,11 @@ def name_chain(node: ast.expr) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+def is_self_attribute(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` is ``self.<name>``."""
+    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def is_class_name(name: str) -> bool:
     """A CamelCase name, as classes are written (``Linear``, ``AudioDecoder``; not ``ALL_CAPS`` constants)."""
     return name[:1].isupper() and not name.isupper()

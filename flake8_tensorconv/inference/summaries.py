@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod, root_name
-from flake8_tensorconv.trees import child_nodes, walk
+from flake8_tensorconv.trees import child_nodes, is_self_attribute, walk
 from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, join_all, origin
 
 if TYPE_CHECKING:
@@ -271,16 +271,12 @@ def _self_stores(cls: ast.ClassDef, attribute: str):
         for node in walk(method):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if _is_self_attribute(target, attribute):
+                    if is_self_attribute(target, attribute):
                         assigned.add(id(target))
                         yield node.value
         for node in walk(method):
-            if _is_self_attribute(node, attribute) and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:  # type: ignore[attr-defined]
+            if is_self_attribute(node, attribute) and not isinstance(node.ctx, ast.Load) and id(node) not in assigned:  # type: ignore[attr-defined]
                 yield None
-
-
-def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def callable_from_other_modules(facts: FileFacts, function: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> bool:
@@ -1112,5 +1108,5 @@ def _stores_only_none(method: ast.FunctionDef | ast.AsyncFunctionDef, name: str)
     return all(
         id(node) in placeholders
         for node in walk(method)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self_attribute(node, name)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and is_self_attribute(node, name)
     )

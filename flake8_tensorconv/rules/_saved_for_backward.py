@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.trees import last_name, name_chain, statements_after
+from flake8_tensorconv.trees import is_self_attribute, last_name, name_chain, statements_after
 from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -258,7 +258,7 @@ class _Question:
             block = getattr(owner, field, None)
             if isinstance(block, list) and statement in block and block.index(statement) > 0:
                 before = block[block.index(statement) - 1]
-                if isinstance(before, ast.Assign) and len(before.targets) == 1 and _is_self_attribute(before.targets[0], attribute):
+                if isinstance(before, ast.Assign) and len(before.targets) == 1 and is_self_attribute(before.targets[0], attribute):
                     return before.value
         return None
 
@@ -308,7 +308,7 @@ class _Question:
         if not values:
             return None
         # `self.net = self.net.to(device)`: the layer an earlier binding built, moved.
-        values = [value for value in map(_module_itself, values) if not _is_self_attribute(value, func.attr)]
+        values = [value for value in map(_module_itself, values) if not is_self_attribute(value, func.attr)]
         if not values:
             return None
         layers: list[tuple[_Module, ast.FunctionDef, str]] = []
@@ -529,13 +529,13 @@ def _bound_on_self(init: ast.FunctionDef, name: str) -> list[ast.expr] | None:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 for store in ast.walk(target):
-                    if _is_self_attribute(store, name):
+                    if is_self_attribute(store, name):
                         if store is not target:
                             return None
                         values.append(node.value)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.withitem, ast.NamedExpr)):
             target = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            if target is not None and any(_is_self_attribute(store, name) for store in ast.walk(target)):
+            if target is not None and any(is_self_attribute(store, name) for store in ast.walk(target)):
                 return None
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             return None
@@ -548,10 +548,6 @@ def _module_itself(value: ast.expr) -> ast.expr:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RETURN_THE_MODULE:
         value = value.func.value
     return value
-
-
-def _is_self_attribute(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _defined(cls: ast.ClassDef | None, name: str) -> ast.FunctionDef | None:
