@@ -144,7 +144,10 @@ class DataInsteadOfDetach(Rule):
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
     saved `self.gradients`, what `torch.autograd.grad` returns without
     `create_graph=True`), a buffer (also a normalisation layer's
-    `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
+    `running_mean` / `running_var`), a parameter made with
+    `requires_grad=False` that the class stores on `self` in `__init__` or
+    registers with `register_parameter` (where the file never turns
+    `requires_grad` back on), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), a sample of a dataset (`dataset[i]`), a field of a
     loader's batch (`batch.text`), an item of a dict named as data
@@ -737,18 +740,31 @@ def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
         return False
     for cls in walk(ctx.facts.tree):
         if isinstance(cls, ast.ClassDef) and cls.name == ctx.state.class_name:
-            return receiver.attr in _buffers(cls)
+            return receiver.attr in _buffers(cls, ctx)
     return False
 
 
-def _buffers(cls: ast.ClassDef) -> set[str]:
-    """Names a class registers with ``self.register_buffer("name", ...)``."""
-    return {
-        node.args[0].value
-        for node in walk(cls)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
-        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-    }
+def _buffers(cls: ast.ClassDef, ctx: Context) -> set[str]:
+    """Names a class registers with ``self.register_buffer("name", ...)``, or with ``self.register_parameter("name",
+    nn.Parameter(t, requires_grad=False))`` where the file never turns ``requires_grad`` back on (a frozen parameter)."""
+    names = set()
+    for node in walk(cls):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("register_buffer", "register_parameter")
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+        ):
+            continue
+        if node.func.attr == "register_buffer" or (len(node.args) == 2 and _frozen_parameter(node.args[1], ctx)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _frozen_parameter(node: ast.expr, ctx: Context) -> bool:
+    """``nn.Parameter(t, requires_grad=False)``, where the file never turns ``requires_grad`` on."""
+    if not (isinstance(node, ast.Call) and ctx.qualname(node.func) in K.PARAMETER_CLASSES):
+        return False
+    flag = next((keyword.value for keyword in node.keywords if keyword.arg == "requires_grad"), None)
+    return isinstance(flag, ast.Constant) and flag.value is False and not ctx.facts.turns_grad_on()
 
 
 def _chain_base(receiver: ast.expr) -> ast.expr:
