@@ -825,7 +825,7 @@ def _known_dims(receiver: ast.expr, ctx: Context, parents: dict[int, ast.AST], d
 def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | None:
     """1 where ``receiver`` is a torch factory given one integer size (``torch.randn(1)``, ``torch.zeros((3,))``) or a
     flat list of numbers (``torch.tensor([0.5])``), a name every binding of which in the scope is one, or an item of a
-    list or tuple literal (the name's only binding) of such."""
+    name every binding of which is a list or tuple literal of such."""
     if depth > 2:
         return None
     if isinstance(receiver, ast.Call):
@@ -844,10 +844,9 @@ def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | Non
         return 1 if isinstance(size, ast.Constant) and type(size.value) is int else None
     if isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Name) and _is_integer(receiver.slice):
         bindings = ctx.scope.bindings.get(receiver.value.id, ())
-        items = bindings[0].value if len(bindings) == 1 else None
-        if not isinstance(items, (ast.List, ast.Tuple)) or not items.elts:
+        if not bindings or not all(isinstance(binding.value, (ast.List, ast.Tuple)) and binding.value.elts for binding in bindings):
             return None
-        dims = {_factory_dims(item, ctx, depth + 1) for item in items.elts}
+        dims = {_factory_dims(item, ctx, depth + 1) for binding in bindings for item in binding.value.elts}  # type: ignore[union-attr]
         return 1 if dims == {1} else None
     if isinstance(receiver, ast.Name):
         bindings = ctx.scope.bindings.get(receiver.id, ())
