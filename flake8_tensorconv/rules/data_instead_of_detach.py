@@ -222,8 +222,9 @@ class DataInsteadOfDetach(Rule):
       one element of a 1-d array (`.numpy().ravel()[0]`, `.flatten()[-1]`,
       `.reshape(-1)[0]`: a NumPy scalar; also where the chain shows the shape
       before `.numpy()`: `x.view(-1).data.cpu().numpy()[0]`, and `[0]` of a loss
-      or a reduction to one value, a 0-d array that old torch gave as shape
-      (1,); or where its maker does: `[0]` of a torch layer's `bias` and
+      or a reduction to one value (also a sum of such and Python numbers,
+      `ce + 0.01 * reg`), a 0-d array that old torch gave as shape (1,); or
+      where its maker does: `[0]` of a torch layer's `bias` and
       `[0][0]` of a linear layer's `weight`, also `model.linear.bias` of a
       class of the file whose `__init__` stores the layer, and a parameter of
       `named_parameters()` under `if name == "linear.bias"`, and `[0]` of a
