@@ -228,8 +228,9 @@ class DataInsteadOfDetach(Rule):
       `[0][0]` of a linear layer's `weight`, also `model.linear.bias` of a
       class of the file whose `__init__` stores the layer, and a parameter of
       `named_parameters()` under `if name == "linear.bias"`, and `[0]` of a
-      factory given one size, `torch.randn(1, requires_grad=True)`, also through
-      a name or a list literal of such), an array used as an index
+      factory or a legacy constructor given one size or a flat list of numbers,
+      `torch.randn(1, requires_grad=True)`, `Variable(torch.Tensor([0.5]))`,
+      also through a name or a list literal of such), an array used as an index
       (`eye[y.data.numpy()]`: only integers or bools index, and the items are
       copied), `.numpy().tobytes()` (a new `bytes`),
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
@@ -824,17 +825,25 @@ def _known_dims(receiver: ast.expr, ctx: Context, parents: dict[int, ast.AST], d
 
 
 def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | None:
-    """1 where ``receiver`` is a torch factory given one integer size (``torch.randn(1)``, ``torch.zeros((3,))``) or a
-    flat list of numbers (``torch.tensor([0.5])``), a name every binding of which in the scope is one, or an item of a
+    """1 where ``receiver`` is a torch factory or a legacy constructor given one integer size (``torch.randn(1)``,
+    ``torch.zeros((3,))``, ``torch.Tensor(1)``) or a flat list of numbers (``torch.tensor([0.5])``,
+    ``torch.FloatTensor([0.5])``), wrapped in ``Variable`` or ``nn.Parameter`` or not, a name every binding of which in the scope is one, or an item of a
     name every binding of which is a list or tuple literal of such."""
     if depth > 2:
         return None
     if isinstance(receiver, ast.Call):
         qualname = ctx.qualname(receiver.func) or ""
         name = qualname.rpartition(".")[2]
-        if qualname not in K.TORCH_FACTORIES or len(receiver.args) != 1:
+        if (qualname in K.VARIABLE_CLASSES or qualname in K.PARAMETER_CLASSES) and receiver.args:
+            return _factory_dims(receiver.args[0], ctx, depth + 1)  # `Variable(torch.randn(1), requires_grad=True)`
+        legacy = qualname in K.LEGACY_CONSTRUCTORS
+        if not (legacy or qualname in K.TORCH_FACTORIES) or len(receiver.args) != 1:
             return None
         size = receiver.args[0]
+        if legacy and isinstance(size, ast.List):
+            name = "tensor"  # `torch.Tensor([0.5])`: the data, where an integer is a size
+        elif legacy:
+            name = "zeros"
         if name == "tensor":
             flat = isinstance(size, ast.List) and size.elts and all(_is_number_literal(item) for item in size.elts)
             return 1 if flat else None
