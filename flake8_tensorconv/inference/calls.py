@@ -99,7 +99,11 @@ class CallsMixin:
             return arrays.vectorized_call(args)
         if callee.kind is Kind.MODULE:
             # `self(x)`, `net(x)` of a module class of the file whose forward detaches or runs under no_grad.
-            return self._grad_free_forward(callee) or self._module_output(callee, args, node)
+            free = self._grad_free_forward(callee)
+            if free is not None:
+                return free
+            # A tuple whose items the forward shows without grad (`action` drawn with `dist.sample()`) keeps them.
+            return self._with_grad_free_items(callee, self._module_output(callee, args, node))
         if Fact.FOREIGN in callee.facts:
             return FOREIGN  # a Keras model, an ONNX session's method...
         if isinstance(func, ast.Name) and func.id in self.facts.record_fields and callee.kind in (Kind.OTHER, Kind.UNKNOWN):

@@ -379,10 +379,13 @@ class ExpressionsMixin:
         grads = [v.grad for v in tensors]
         devices = [v.device for v in tensors]
         base = left if left.kind is Kind.TENSOR else right
+        # `ce + lamb * reg` of 0-d losses and Python numbers: broadcasting 0-d operands gives a 0-d result.
+        zero_d = all(v.kind is Kind.NUMBER or (v.kind is Kind.TENSOR and Fact.ZERO_D_TENSOR in v.facts) for v in operands)
         return tensor(
             any_grad(grads),
             any_device(devices),
             base.dtype if left.dtype == right.dtype or Kind.NUMBER in (left.kind, right.kind) else None,
+            facts=frozenset({Fact.ZERO_D_TENSOR}) if zero_d else frozenset(),
             shares_with=left.shares_with if in_place else None,
             grad_origin=grad_origin_of(tensors),
             device_origin=device_origin_of(tensors),

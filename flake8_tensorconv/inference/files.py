@@ -89,6 +89,8 @@ def _word_first(words: str) -> str:
     return "(?:" + "|".join(rf"{word}(?<!\w{word})" for word in words.split("|")) + ")"
 
 
+# `requires_grad_()` of anything but False, `.requires_grad =` of anything but False: grad may be turned on.
+_GRAD_TURNED_ON = re.compile(r"requires_grad_\((?!\s*False\s*\))|\.requires_grad\s*=(?!=)\s*(?!\s*False\b)")
 _FILLED_ON_SELF = re.compile(r"self\.(\w+)\.(?:append|extend)\(")
 # `Adam(model.parameters(), ...)`, `optim.SGD(params=self.net.parameters())`: a model whose parameters are trained.
 _TRAINED = re.compile(
@@ -200,6 +202,7 @@ class FileFacts:
         self._qualnames: dict[int, tuple[ast.Attribute, str | None]] = {}
         self._record_fields: dict[str, tuple[str, ...]] | None = None
         self._filled_on_self: frozenset[str] | None = None
+        self._turns_grad_on: bool | None = None
         # pattern -> the names it captures in the file's text (see _names_matching).
         self._names_by_pattern: dict[re.Pattern[str], frozenset[str]] = {}
         self._trained_models: frozenset[str] | None = None
@@ -311,6 +314,13 @@ class FileFacts:
             found = self.stored_outside_init_of(cls) if cls is not None else frozenset()
             self._stored_outside_init[class_name] = found
         return found
+
+    def turns_grad_on(self) -> bool:
+        """Whether the file may turn ``requires_grad`` on for a tensor: ``requires_grad_()`` of anything but ``False``,
+        or ``.requires_grad =`` of anything but ``False`` (``p.requires_grad = flag`` too)."""
+        if self._turns_grad_on is None:
+            self._turns_grad_on = _GRAD_TURNED_ON.search(self.text or "") is not None
+        return self._turns_grad_on
 
     @property
     def filled_on_self(self) -> frozenset[str]:

@@ -182,7 +182,9 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
                 # whose methods' returns are summarised).
                 if value.kind is Kind.MODULE or (value.kind is Kind.TENSOR and value.grad is Grad.YES) or (
                     value.kind is Kind.OTHER and value.instance_of in facts.plain_classes
-                ):
+                ) or _frozen_parameter(value, target, cls, facts):
+                    if value.kind is Kind.TENSOR and value.grad is Grad.NO:
+                        value = value.with_(device=Device.UNKNOWN, device_origin=None)  # the module may be moved later
                     attributes[target] = join(attributes[target], value) if target in attributes else value
             # Storage that `__init__` allocates (`self.buf_state = torch.empty(...)`, a replay buffer's) wherever it
             # binds the name, and that no other method rebinds, is data: filling it item by item gives it no grad
@@ -208,6 +210,15 @@ def init_attributes(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:
     if not any(isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "__init__" for statement in cls.body):
         attributes.update(_inherited_data(cls, facts))
     return attributes
+
+
+def _frozen_parameter(value: Value, target: str, cls: ast.ClassDef, facts: FileFacts) -> bool:
+    """``self.scale = nn.Parameter(t, requires_grad=False)``: a parameter that does not require grad, where no other
+    method of the class stores there and the file never turns ``requires_grad`` back on."""
+    return (
+        value.kind is Kind.TENSOR and value.grad is Grad.NO and Fact.PARAMETER in value.facts
+        and not facts.turns_grad_on() and target not in facts.stored_outside_init_of(cls)
+    )
 
 
 def _inherited_data(cls: ast.ClassDef, facts: FileFacts) -> dict[str, Value]:

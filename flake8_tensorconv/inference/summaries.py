@@ -863,6 +863,24 @@ class SummariesMixin:
         value = known[key]
         return value if value.kind is Kind.TENSOR and value.grad is Grad.NO else None
 
+    def _with_grad_free_items(self, module: Value, output: Value) -> Value:
+        """What calling ``module`` returns where its class is the file's and its ``forward`` returns a tuple some of whose
+        items hold no grad (``return action, dist.log_prob(action)`` of an action drawn with ``dist.sample()``): those
+        items as the forward shows them, on the device of the call's ``output``; the others as ``output``. ``output``
+        itself where the forward shows no such item."""
+        if output.kind is not Kind.TENSOR:
+            return output
+        class_name = self.state.class_name if Fact.SELF in module.facts else module.instance_of
+        returned = self.facts.method_returns.get((class_name, "forward()")) if class_name is not None else None
+        if returned is None or returned.kind is not Kind.SEQUENCE or not returned.elements:
+            return output
+        free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
+        if not any(free):
+            return output
+        moved = {"device": output.device, "device_origin": output.device_origin}
+        items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
+        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
+
     def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
         ``None``): a tensor without grad where every such store is one (``self.c = c`` of a centre computed under

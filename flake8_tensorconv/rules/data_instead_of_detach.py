@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flake8_tensorconv import knowledge as K
@@ -41,6 +42,25 @@ _NUMPY_SINKS = ("numpy.", "matplotlib.")
 _PYTHON_VALUE_METHODS = frozenset({"item", "tolist", "tobytes"})
 # Methods whose result is a 1-d array (`reshape` only as `reshape(-1)`): one element of it is a NumPy scalar, a copy.
 _FLATTENS = frozenset({"ravel", "flatten"})
+# Factories whose positional arguments are sizes (one integer: a 1-d tensor).
+_SIZED_FACTORIES = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+# The dimensions of the `weight` and `bias` of torch's layers, whatever sizes they are built with.
+_LAYER_PARAMETER_DIMS: dict[str, dict[str, int]] = {
+    "torch.nn.Linear": {"weight": 2, "bias": 1},
+    "torch.nn.Bilinear": {"weight": 3, "bias": 1},
+    "torch.nn.Conv1d": {"weight": 3, "bias": 1},
+    "torch.nn.Conv2d": {"weight": 4, "bias": 1},
+    "torch.nn.Conv3d": {"weight": 5, "bias": 1},
+    "torch.nn.ConvTranspose1d": {"weight": 3, "bias": 1},
+    "torch.nn.ConvTranspose2d": {"weight": 4, "bias": 1},
+    "torch.nn.ConvTranspose3d": {"weight": 5, "bias": 1},
+    "torch.nn.Embedding": {"weight": 2},
+    "torch.nn.BatchNorm1d": {"weight": 1, "bias": 1},
+    "torch.nn.BatchNorm2d": {"weight": 1, "bias": 1},
+    "torch.nn.BatchNorm3d": {"weight": 1, "bias": 1},
+    "torch.nn.GroupNorm": {"weight": 1, "bias": 1},
+    "torch.nn.PReLU": {"weight": 1},
+}
 # Attributes of an array that describe it (`x.data.numpy().shape` sizes something): none of its memory leaves.
 _ARRAY_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides"})
 # Methods of a module that make a tensor its state (a buffer or a parameter): new storage, as `p.data = ...` is.
@@ -124,7 +144,10 @@ class DataInsteadOfDetach(Rule):
     gradient (`p.grad.data`, `layer.grad.cpu().data`, the items of a hook's
     saved `self.gradients`, what `torch.autograd.grad` returns without
     `create_graph=True`), a buffer (also a normalisation layer's
-    `running_mean` / `running_var`), an integer or bool tensor (`out.ge(0.5)`),
+    `running_mean` / `running_var`), a parameter made with
+    `requires_grad=False` that the class stores on `self` in `__init__` or
+    registers with `register_parameter` (where the file never turns
+    `requires_grad` back on), an integer or bool tensor (`out.ge(0.5)`),
     a data loader's batch (also through a name bound to one, or
     `next(iter(loader))`), a sample of a dataset (`dataset[i]`), a field of a
     loader's batch (`batch.text`), an item of a dict named as data
@@ -199,8 +222,17 @@ class DataInsteadOfDetach(Rule):
       one element of a 1-d array (`.numpy().ravel()[0]`, `.flatten()[-1]`,
       `.reshape(-1)[0]`: a NumPy scalar; also where the chain shows the shape
       before `.numpy()`: `x.view(-1).data.cpu().numpy()[0]`, and `[0]` of a loss
-      or a reduction to one value, a 0-d array that old torch gave as shape
-      (1,)), `.numpy().tobytes()` (a new `bytes`),
+      or a reduction to one value (also a sum of such and Python numbers,
+      `ce + 0.01 * reg`), a 0-d array that old torch gave as shape (1,); or
+      where its maker does: `[0]` of a torch layer's `bias` and
+      `[0][0]` of a linear layer's `weight`, also `model.linear.bias` of a
+      class of the file whose `__init__` stores the layer, and a parameter of
+      `named_parameters()` under `if name == "linear.bias"`, and `[0]` of a
+      factory or a legacy constructor given one size or a flat list of numbers,
+      `torch.randn(1, requires_grad=True)`, `Variable(torch.Tensor([0.5]))`,
+      also through a name or a list literal of such), an array used as an index
+      (`eye[y.data.numpy()]`: only integers or bools index, and the items are
+      copied), `.numpy().tobytes()` (a new `bytes`),
       `np.copy(x.data.numpy())`, `torch.tensor(x.data.cpu().numpy())`,
       `.numpy().copy()`, a comparison (`np.where(e.data.numpy() == 1)`: a bool
       array, as `x.data.cpu() > 0.5` is a bool tensor), or only describes the
@@ -356,7 +388,7 @@ class DataInsteadOfDetach(Rule):
         direct = False
         node: ast.AST = data
         source_dtype = ctx.value(data.value).dtype
-        dims = _known_dims(data.value, ctx)  # of what `.data` gives, while the chain keeps its shape
+        shape_kept = True  # whether the chain keeps the shape of what `.data` gives (its dimensions are asked only at `[i]`)
         while True:
             parent = parents.get(id(node))
             if isinstance(parent, ast.Attribute):
@@ -370,9 +402,10 @@ class DataInsteadOfDetach(Rule):
                 if first is None:
                     first, direct = method, node is data
                 if method == "numpy":
+                    dims = (lambda: _known_dims(data.value, ctx, parents, data)) if shape_kept else None
                     return (_Use.COPIED if _only_a_copy_leaves(call, parents, ctx, dims) else _Use.NUMPY), first, direct
                 if method not in _KEEP_SHAPE:
-                    dims = None
+                    shape_kept = False
                 if _is_in_place(method):
                     return _Use.WRITTEN, first, direct
                 if method in _ALWAYS_COPY or method not in K.ALIASING_METHODS:
@@ -388,7 +421,7 @@ class DataInsteadOfDetach(Rule):
                     return _Use.WRITTEN, first, direct
                 if parent.value is not node or isinstance(parent.ctx, ast.Del):
                     return _Use.COPIED, first, direct  # an index
-                dims = None
+                shape_kept = False
                 node = parent
             elif isinstance(parent, (ast.Starred, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp)):
                 if isinstance(parent, ast.IfExp) and parent.test is node:
@@ -709,18 +742,31 @@ def _cannot_require_grad(receiver: ast.expr, ctx: Context) -> bool:
         return False
     for cls in walk(ctx.facts.tree):
         if isinstance(cls, ast.ClassDef) and cls.name == ctx.state.class_name:
-            return receiver.attr in _buffers(cls)
+            return receiver.attr in _buffers(cls, ctx)
     return False
 
 
-def _buffers(cls: ast.ClassDef) -> set[str]:
-    """Names a class registers with ``self.register_buffer("name", ...)``."""
-    return {
-        node.args[0].value
-        for node in walk(cls)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
-        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-    }
+def _buffers(cls: ast.ClassDef, ctx: Context) -> set[str]:
+    """Names a class registers with ``self.register_buffer("name", ...)``, or with ``self.register_parameter("name",
+    nn.Parameter(t, requires_grad=False))`` where the file never turns ``requires_grad`` back on (a frozen parameter)."""
+    names = set()
+    for node in walk(cls):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("register_buffer", "register_parameter")
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+        ):
+            continue
+        if node.func.attr == "register_buffer" or (len(node.args) == 2 and _frozen_parameter(node.args[1], ctx)):
+            names.add(node.args[0].value)
+    return names
+
+
+def _frozen_parameter(node: ast.expr, ctx: Context) -> bool:
+    """``nn.Parameter(t, requires_grad=False)``, where the file never turns ``requires_grad`` on."""
+    if not (isinstance(node, ast.Call) and ctx.qualname(node.func) in K.PARAMETER_CLASSES):
+        return False
+    flag = next((keyword.value for keyword in node.keywords if keyword.arg == "requires_grad"), None)
+    return isinstance(flag, ast.Constant) and flag.value is False and not ctx.facts.turns_grad_on()
 
 
 def _chain_base(receiver: ast.expr) -> ast.expr:
@@ -756,32 +802,192 @@ def _detached_later(data: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
         node = call
 
 
-def _known_dims(receiver: ast.expr, ctx: Context) -> int | None:
+def _known_dims(receiver: ast.expr, ctx: Context, parents: dict[int, ast.AST], data: ast.Attribute) -> int | None:
     """How many dimensions the tensor of ``receiver`` has, where the code shows it: ``x.view(-1)``,
     ``x.reshape(-1)``, ``x.flatten()`` give 1, a loss or a reduction to one value (``criterion(out, y)``,
-    ``loss.mean()``) 0; else None."""
+    ``loss.mean()``) 0, a factory given one size (``torch.randn(1, requires_grad=True)``, also through a name bound
+    only to one, or an item of a list literal of such names) 1, and a parameter of a layer of torch's (``lin.bias``,
+    ``model.linear.weight``, or what ``named_parameters()`` gives under ``if name == "linear.bias"``) the
+    dimensions its class gives it; else None."""
     if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
         method = receiver.func.attr
         if (method in ("view", "reshape") and _is_minus_one(receiver)) or (method == "flatten" and not receiver.args and not receiver.keywords):
             return 1
-    return 0 if Fact.ZERO_D_TENSOR in ctx.value(receiver).facts else None
+    if Fact.ZERO_D_TENSOR in ctx.value(receiver).facts:
+        return 0
+    if isinstance(receiver, ast.Attribute) and receiver.attr in ("weight", "bias"):
+        return _LAYER_PARAMETER_DIMS.get(_torch_layer(receiver.value, ctx) or "", {}).get(receiver.attr)
+    if isinstance(receiver, ast.Name):
+        return _named_parameter_dims(receiver, ctx, parents, data) or _factory_dims(receiver, ctx)
+    if isinstance(receiver, ast.Subscript) and _is_integer(receiver.slice) and isinstance(receiver.value, ast.Name):
+        return _factory_dims(receiver, ctx)
+    return None
 
 
-def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context, dims: int | None = None) -> bool:
+def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | None:
+    """1 where ``receiver`` is a torch factory or a legacy constructor given one integer size (``torch.randn(1)``,
+    ``torch.zeros((3,))``, ``torch.Tensor(1)``) or a flat list of numbers (``torch.tensor([0.5])``,
+    ``torch.FloatTensor([0.5])``), wrapped in ``Variable`` or ``nn.Parameter`` or not, a name every binding of which in the scope is one, or an item of a
+    name every binding of which is a list or tuple literal of such."""
+    if depth > 2:
+        return None
+    if isinstance(receiver, ast.Call):
+        qualname = ctx.qualname(receiver.func) or ""
+        name = qualname.rpartition(".")[2]
+        if (qualname in K.VARIABLE_CLASSES or qualname in K.PARAMETER_CLASSES) and receiver.args:
+            return _factory_dims(receiver.args[0], ctx, depth + 1)  # `Variable(torch.randn(1), requires_grad=True)`
+        legacy = qualname in K.LEGACY_CONSTRUCTORS
+        if not (legacy or qualname in K.TORCH_FACTORIES) or len(receiver.args) != 1:
+            return None
+        size = receiver.args[0]
+        if legacy and isinstance(size, ast.List):
+            name = "tensor"  # `torch.Tensor([0.5])`: the data, where an integer is a size
+        elif legacy:
+            name = "zeros"
+        if name == "tensor":
+            flat = isinstance(size, ast.List) and size.elts and all(_is_number_literal(item) for item in size.elts)
+            return 1 if flat else None
+        if name not in _SIZED_FACTORIES:
+            return None
+        if isinstance(size, (ast.Tuple, ast.List)) and len(size.elts) == 1:
+            size = size.elts[0]
+        return 1 if isinstance(size, ast.Constant) and type(size.value) is int else None
+    if isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Name) and _is_integer(receiver.slice):
+        bindings = ctx.scope.bindings.get(receiver.value.id, ())
+        if not bindings or not all(isinstance(binding.value, (ast.List, ast.Tuple)) and binding.value.elts for binding in bindings):
+            return None
+        dims = {_factory_dims(item, ctx, depth + 1) for binding in bindings for item in binding.value.elts}  # type: ignore[union-attr]
+        return 1 if dims == {1} else None
+    if isinstance(receiver, ast.Name):
+        bindings = ctx.scope.bindings.get(receiver.id, ())
+        if not bindings or any(binding.value is None for binding in bindings):
+            return None
+        dims = {_factory_dims(binding.value, ctx, depth + 1) for binding in bindings}  # type: ignore[arg-type]
+        return 1 if dims == {1} else None
+    return None
+
+
+def _is_number_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _torch_layer(module: ast.expr, ctx: Context, depth: int = 0) -> str | None:
+    """The class of torch's layer that ``module`` holds (``torch.nn.Linear``): by its value, or, for ``model.linear``,
+    by what ``__init__`` of the file's class of ``model`` stores on ``self.linear`` (no other method storing there)."""
+    value = ctx.value(module)
+    if value.kind is Kind.MODULE and value.instance_of in _LAYER_PARAMETER_DIMS:
+        return value.instance_of
+    if depth > 3 or not isinstance(module, ast.Attribute) or isinstance(module.value, ast.Name) and module.value.id == "self":
+        return None
+    owner = _file_class_of(module.value, ctx, depth)
+    return _layer_of_class(owner, (module.attr,), ctx) if owner is not None else None
+
+
+def _file_class_of(module: ast.expr, ctx: Context, depth: int = 0) -> str | None:
+    """The file's module class whose instance ``module`` is (``model = LinReg()``, or ``model.block`` stored so)."""
+    value = ctx.value(module)
+    if value.kind is Kind.MODULE and value.instance_of and ctx.facts.class_defined_once(value.instance_of) is not None:
+        return value.instance_of
+    return None
+
+
+def _layer_of_class(class_name: str, path: tuple[str, ...], ctx: Context) -> str | None:
+    """The class of torch's layer that ``__init__`` of the file's ``class_name`` stores at ``path`` (``("linear",)``,
+    ``("encoder", "fc")`` through another class of the file), where no other method of a class on the way stores
+    there."""
+    for depth, attribute in enumerate(path):
+        if depth > 3 or attribute in ctx.facts.stored_outside_init(class_name):
+            return None
+        held = ctx.facts.class_attributes.get(class_name, {}).get(attribute)
+        if held is None or held.kind is not Kind.MODULE or not held.instance_of:
+            return None
+        if depth == len(path) - 1:
+            return held.instance_of if held.instance_of in _LAYER_PARAMETER_DIMS else None
+        if ctx.facts.class_defined_once(held.instance_of) is None:
+            return None
+        class_name = held.instance_of
+    return None
+
+
+def _named_parameter_dims(receiver: ast.Name, ctx: Context, parents: dict[int, ast.AST], data: ast.Attribute) -> int | None:
+    """The dimensions of ``param`` in ``for name, param in model.named_parameters():`` where ``data`` lies in the body of
+    ``if name == "linear.bias":`` (inside that loop): the parameter the name picks, of a layer of torch's that
+    ``__init__`` of the file's class of ``model`` stores there."""
+    node: ast.AST = data
+    guard: str | None = None
+    while (parent := parents.get(id(node))) is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(parent, ast.If) and node in parent.body and guard is None:
+            guard = _compared_name(parent.test)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and node in parent.body:
+            target = parent.target
+            loop = parent.iter
+            if not (
+                isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts)
+                and target.elts[1].id == receiver.id  # type: ignore[attr-defined]
+                and isinstance(loop, ast.Call) and isinstance(loop.func, ast.Attribute) and loop.func.attr == "named_parameters"
+                and not loop.args and not loop.keywords
+            ):
+                return None
+            name = target.elts[0].id  # type: ignore[attr-defined]
+            if guard is None or guard[0] != name or _rebound_in(parent, receiver.id, name):
+                return None
+            *path, attribute = guard[1].split(".")
+            owner = _file_class_of(loop.func.value, ctx)
+            if owner is None or not path or attribute not in ("weight", "bias"):
+                return None
+            layer = _layer_of_class(owner, tuple(path), ctx)
+            return _LAYER_PARAMETER_DIMS.get(layer or "", {}).get(attribute)
+        node = parent
+    return None
+
+
+def _compared_name(test: ast.expr) -> tuple[str, str] | None:
+    """``("name", "linear.bias")`` of ``name == "linear.bias"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    if isinstance(left, ast.Name) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return left.id, right.value
+    return None
+
+
+def _rebound_in(loop: ast.For | ast.AsyncFor, *names: str) -> bool:
+    """Whether the loop's body binds one of ``names`` again."""
+    return any(
+        isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names
+        for statement in loop.body
+        for node in walk(statement)
+    )
+
+
+def _only_a_copy_leaves(
+    numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: Context, dims: Callable[[], int | None] | None = None
+) -> bool:
     """Whether the array of ``x.data....numpy()`` only gives a Python number or list (
     ``x.data.numpy().item()``, ``.tolist()``, ``float(...)`` of an element), a comparison's bool array (as
     ``x.data.cpu() > 0.5`` does in torch) or a copy made at once (``.copy()``, ``np.copy(...)``, ``np.array(...)``,
-    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept. ``dims``: how
-    many dimensions the array has, where the chain before ``.numpy()`` shows it (``x.view(-1).data.numpy()[0]``
-    and ``loss.data.numpy()[0]``, a 0-d array that old torch gave as shape (1,), take one element: a NumPy scalar,
-    or an IndexError on today's torch)."""
+    ``torch.tensor(...)``, also of a row or a reshape): nothing that shares the tensor's memory is kept. ``dims``: asked
+    at an integer index, how many dimensions the array has, where the chain before ``.numpy()`` shows it
+    (``x.view(-1).data.numpy()[0]``, and ``loss.data.numpy()[0]``, a 0-d array that old torch gave as shape (1,), take
+    one element: a NumPy scalar, or an IndexError on today's torch; ``[0][0]`` of a linear layer's 2-d weight too)."""
     node: ast.AST = numpy_call
-    one_dimensional = dims is not None and dims <= 1
+    remaining: int | None = -1  # dimensions left to index; -1: not asked yet
     while True:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
-            if one_dimensional and _is_integer(parent.slice):
-                return True  # `.ravel()[0]`: one element of a 1-d array is a NumPy scalar, no view
+            taken = _integer_indices(parent.slice)
+            if remaining == -1:
+                remaining = (dims() if dims is not None else None) if taken else None
+            if remaining is not None and taken:
+                if taken >= remaining:
+                    return True  # `.ravel()[0]`, `w.numpy()[0][0]` of a 2-d weight: one element is a NumPy scalar, no view
+                remaining -= taken
+            else:
+                remaining = None
             node = parent
         elif isinstance(parent, ast.Attribute) and parent.value is node:
             call = parents.get(id(parent))
@@ -791,8 +997,10 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
                 return True
             if parent.attr not in _ARRAY_RESHAPES:
                 return False
-            one_dimensional = parent.attr in _FLATTENS or (parent.attr == "reshape" and _is_minus_one(call))
+            remaining = 1 if parent.attr in _FLATTENS or (parent.attr == "reshape" and _is_minus_one(call)) else None
             node = call
+        elif _indexes(node, parent, parents):
+            return True  # `eye[y.data.numpy()]`: only an integer or bool array indexes, and the items are copied
         elif isinstance(parent, ast.Compare):
             return True  # `x.data.numpy() == k`: a new bool array, which neither aliases the tensor nor requires grad
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
@@ -803,6 +1011,21 @@ def _only_a_copy_leaves(numpy_call: ast.Call, parents: dict[int, ast.AST], ctx: 
             return not _copy_false(parent)
         else:
             return False
+
+
+def _indexes(node: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``node`` is the index of a subscript (``t[node]``, ``t[node, :]``): a tensor, an array or a list indexed
+    by an array raises IndexError unless it holds integers or bools (which no tensor that requires grad does), and
+    advanced indexing copies the items."""
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, parents.get(id(parent))
+    return isinstance(parent, ast.Subscript) and parent.slice is node and isinstance(parent.ctx, ast.Load)
+
+
+def _integer_indices(index: ast.expr) -> int:
+    """How many dimensions an index of integer literals takes (``[0]`` 1, ``[0, -1]`` 2); 0 for any other index."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return len(items) if items and all(_is_integer(item) for item in items) else 0
 
 
 def _is_integer(index: ast.expr) -> bool:

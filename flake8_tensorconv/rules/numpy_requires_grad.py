@@ -33,7 +33,9 @@ class NumpyRequiresGrad(Rule):
     block, `value` converted after it); parameters listed there still require
     it. Calling a module of the file runs its `forward`: where that forward
     detaches its result or runs under `no_grad` (a block or a decorator),
-    `self(x)` and `model(x)` are no grad source.
+    `self(x)` and `model(x)` are no grad source; where it returns a tuple,
+    each item it shows without grad (an action drawn with `dist.sample()`
+    beside its log-probability) is none, unpacked or indexed from the call.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
