@@ -905,6 +905,44 @@ class SummariesMixin:
             known[key] = Value(kind=kind, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
         return known[key]
 
+    def _returned_into_init(self, class_name: str, name: str) -> Value | None:
+        """What ``self.<name>`` holds where ``__init__`` alone binds it, each time to what a method of the class returns
+        (``self.vectors = self.load_vectors()``), and that is NumPy data: an array, or a dict whose every item stored is
+        one. Where no method stores an item into it either (``self.vectors[w] = v``), an item read back is an array.
+        None elsewhere: a read before ``__init__`` binds the name raises, it gives no other value."""
+        key = (class_name, name)
+        known = self.facts.init_returns
+        if key in known:
+            return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None
+        known[key] = None  # a read while summarising: out of sight
+        cls = self.facts.class_defined_once(class_name)
+        init = _method(self.facts, class_name, "__init__") if cls is not None else None
+        if cls is None or init is None or name not in self.facts.self_stores(init) or name in self.facts.stored_outside_init(class_name):
+            return None
+        assigned = {id(target): node.value for node in walk(init) if isinstance(node, ast.Assign) for target in node.targets}
+        values: list[Value] = []
+        for node in walk(cls):
+            if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) and is_self_attribute(node.value, name):
+                return None  # items stored out of sight of `__init__`
+            if not (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and is_self_attribute(node, name)):
+                continue
+            stored = assigned.get(id(node))
+            call = stored.func if isinstance(stored, ast.Call) else None
+            if not (isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name) and call.value.id == "self"):
+                return None
+            returned = self._method_return(class_name, call.attr)
+            if returned is None:
+                return None
+            values.append(returned)
+        value = join_all(values) if values else None
+        if value is not None and (
+            value.kind is Kind.NDARRAY or value.kind is Kind.MAPPING and value.element is not None and value.element.kind is Kind.NDARRAY
+        ):
+            known[key] = value
+        return known[key]
+
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
         """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
         if name not in self.facts.filled_on_self:
