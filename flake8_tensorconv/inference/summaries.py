@@ -908,8 +908,8 @@ class SummariesMixin:
     def _returned_into_init(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where ``__init__`` alone binds it, each time to what a method of the class returns
         (``self.vectors = self.load_vectors()``), and that is NumPy data: an array, or a dict whose every item stored is
-        one. Where no method stores an item into it either (``self.vectors[w] = v``), an item read back is an array.
-        None elsewhere: a read before ``__init__`` binds the name raises, it gives no other value."""
+        one. Where no method stores an item into it either (``self.vectors[w] = v``), and nothing outside the class binds
+        the attribute, an item read back is an array (a read before ``__init__`` binds the name raises). None elsewhere."""
         key = (class_name, name)
         known = self.facts.init_returns
         if key in known:
@@ -937,6 +937,11 @@ class SummariesMixin:
                 return None
             values.append(returned)
         value = join_all(values) if values else None
+        if value is not None and any(
+            isinstance(node, ast.Attribute) and node.attr == name and not isinstance(node.ctx, ast.Load)
+            for node in walk(self.facts.tree) if not (cls.lineno <= getattr(node, "lineno", 0) <= (cls.end_lineno or cls.lineno))
+        ):
+            return None  # `individual.vectors = v` outside the class: stored out of sight of `__init__`
         if value is not None and (
             value.kind is Kind.NDARRAY or value.kind is Kind.MAPPING and value.element is not None and value.element.kind is Kind.NDARRAY
         ):
