@@ -233,6 +233,8 @@ class StatementsMixin:
             known = current.element if current.element is not None else (element_of(current) if current.elements else None)
             element = added if known is None else join(known, added)
             self.state.env[name] = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+        elif current.kind is Kind.MAPPING and current.element is not None and current.element.kind is Kind.NDARRAY and func.attr in ("update", "setdefault"):
+            self.state.env[name] = Value(kind=Kind.MAPPING, grad=Grad.NO)  # items the file does not show: arrays or not
         elif current.kind is Kind.NDARRAY and func.attr == "setflags":
             write = kwarg(call, "write") or (call.args[0] if call.args else None)
             if literal_bool(write) is False:
