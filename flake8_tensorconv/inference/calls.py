@@ -38,6 +38,7 @@ from flake8_tensorconv.values import (
     any_grad,
     device_origin_of,
     grad_origin_of,
+    join,
     ndarray,
     origin,
     tensor,
@@ -397,6 +398,9 @@ class CallsMixin:
                 item = Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=(UNKNOWN, receiver.element))
                 return Value(kind=Kind.ITERABLE, grad=Grad.NO, element=item)
             if name in ("get", "pop") and receiver.element is not None:
+                if receiver.element.kind is Kind.NDARRAY and (len(args) > 1 or name == "get"):
+                    # `vectors.get(word)` is None for a missing word, `vectors.get(word, 0.0)` the default: an array or not
+                    return join(receiver.element, args[1] if len(args) > 1 else OTHER)
                 return receiver.element
             return UNKNOWN
         if kind is Kind.NDARRAY:

@@ -161,6 +161,8 @@ class ExpressionsMixin:
                 known = self._held_by_self(self.state.class_name, name)
             if known is None and name in self.facts.stored_outside_init(self.state.class_name):
                 known = self._stored_by_methods(self.state.class_name, name)
+            elif known is None:
+                known = self._returned_into_init(self.state.class_name, name)
             return UNKNOWN if known is None else known
         if receiver.kind is Kind.OTHER and (receiver.instance_of or "").startswith(K.DATASET_MODULES):
             return Value(grad=Grad.NO)  # `test_data.test_labels`, `train_set.data`: a dataset's stored data

@@ -249,6 +249,10 @@ class FileFacts:
         self.classes_used_in_file: dict[str, bool] = {}
         # (class name, attribute) -> what methods other than __init__ store on ``self`` under that name, when known.
         self.method_stores: dict[tuple[str, str], Value | None] = {}
+        # (class name, attribute) -> the NumPy data that ``__init__`` alone stores there from a method's return.
+        self.init_returns: dict[tuple[str, str], Value | None] = {}
+        # class name -> attribute -> the methods of ``self`` whose return ``__init__`` alone binds it to.
+        self.init_method_bindings: dict[str, dict[str, list[str]]] = {}
         # id of a function -> the names it binds on ``self`` (``self_stores``).
         self._self_stores: dict[int, frozenset[str]] = {}
         # class name -> ``stored_outside_init``.

@@ -32,6 +32,7 @@ from flake8_tensorconv.values import (
     Kind,
     Value,
     join,
+    join_all,
     join_envs,
     origin,
     tensor,
@@ -232,6 +233,8 @@ class StatementsMixin:
             known = current.element if current.element is not None else (element_of(current) if current.elements else None)
             element = added if known is None else join(known, added)
             self.state.env[name] = Value(kind=Kind.SEQUENCE, grad=Grad.NO, element=element)
+        elif current.kind is Kind.MAPPING and current.element is not None and current.element.kind is Kind.NDARRAY and func.attr in ("update", "setdefault"):
+            self.state.env[name] = Value(kind=Kind.MAPPING, grad=Grad.NO)  # items the file does not show: arrays or not
         elif current.kind is Kind.NDARRAY and func.attr == "setflags":
             write = kwarg(call, "write") or (call.args[0] if call.args else None)
             if literal_bool(write) is False:
@@ -454,13 +457,18 @@ class StatementsMixin:
         """``outputs[key] = v`` into a dict the function made (``outputs = {}``): where every item stored holds no grad
         (a dict of outputs filled under ``no_grad``), so does every item read back. Only that is kept (items under other
         keys may be anything else: a model's output beside its labels); an item that may require grad makes the items
-        unknown for good."""
+        unknown for good. Where every item stored is a NumPy array (``vectors[word] = np.array(row)``), an item read
+        back is one, as an item of a list that ``append`` fills is."""
         if not isinstance(target.value, ast.Name):
             return
         current = self.state.env.get(target.value.id)
         if current is None or current.kind is not Kind.MAPPING or (current.element is None and current.elements != ()):
             return  # items of unknown kind: one more says nothing of the others
-        element = items_without_grad([value] if current.element is None else [current.element, value])
+        stored = [value] if current.element is None else [current.element, value]
+        if all(item.kind is Kind.NDARRAY for item in stored):
+            self.state.env[target.value.id] = Value(kind=Kind.MAPPING, grad=Grad.NO, element=join_all(stored))
+            return
+        element = items_without_grad(stored)
         self.state.env[target.value.id] = Value(kind=Kind.MAPPING, grad=Grad.NO, element=element)
 
     def _forget_attributes(self, name: str) -> None:

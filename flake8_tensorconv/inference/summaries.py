@@ -923,6 +923,72 @@ class SummariesMixin:
             known[key] = Value(kind=kind, grad=Grad.NO, dtype=values[0].dtype if len({v.dtype for v in values}) == 1 else None)
         return known[key]
 
+    def _returned_into_init(self, class_name: str, name: str) -> Value | None:
+        """What ``self.<name>`` holds where ``__init__`` alone binds it, each time to what a method of the class returns
+        (``self.vectors = self.load_vectors()``), and that is NumPy data: an array, or a dict whose every item stored is
+        one. Where no method stores an item into it either (``self.vectors[w] = v``), and nothing outside the class binds
+        the attribute, an item read back is an array (a read before ``__init__`` binds the name raises). None elsewhere."""
+        methods = self._init_bindings_by_method(class_name).get(name)
+        if not methods:
+            return None  # the common case: `__init__` binds it to something else, or does not bind it
+        key = (class_name, name)
+        known = self.facts.init_returns
+        if key in known:
+            return known[key]
+        if self.depth >= MAX_DEPTH:
+            return None
+        known[key] = None  # a read while summarising: out of sight
+        values: list[Value] = []
+        for method in methods:
+            returned = self._method_return(class_name, method)
+            if returned is None:
+                return None
+            values.append(returned)
+        value = join_all(values)
+        if not (value.kind is Kind.NDARRAY or value.kind is Kind.MAPPING and value.element is not None and value.element.kind is Kind.NDARRAY):
+            return None
+        cls = self.facts.class_defined_once(class_name)
+        if cls is None or any(
+            isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) and is_self_attribute(node.value, name) for node in walk(cls)
+        ):
+            return None  # items stored out of sight of `__init__`
+        if any(
+            isinstance(node, ast.Attribute) and node.attr == name and not isinstance(node.ctx, ast.Load)
+            and not cls.lineno <= node.lineno <= (cls.end_lineno or cls.lineno)
+            for node in walk(self.facts.tree)
+        ):
+            return None  # `individual.vectors = v` outside the class: stored out of sight of `__init__`
+        known[key] = value
+        return value
+
+    def _init_bindings_by_method(self, class_name: str) -> dict[str, list[str]]:
+        """The attributes that ``__init__`` of the file's class binds only to what a method of ``self`` returns
+        (``self.vectors = self.load_vectors()``), and no other method binds: the names of those methods, by attribute.
+        Worked out once per class, with one walk of its ``__init__``."""
+        found = self.facts.init_method_bindings.get(class_name)
+        if found is not None:
+            return found
+        found = self.facts.init_method_bindings[class_name] = {}
+        init = _method(self.facts, class_name, "__init__")
+        if init is None:
+            return found
+        stores: dict[str, int] = {}
+        for node in walk(init):
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                stores[node.attr] = stores.get(node.attr, 0) + 1
+            call = node.value if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            target = node.targets[0] if call is not None else None  # type: ignore[union-attr]
+            if (
+                isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+                and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+            ):
+                found.setdefault(target.attr, []).append(call.func.attr)
+        outside = self.facts.stored_outside_init(class_name)
+        for name in [name for name, methods in found.items() if stores[name] != len(methods) or name in outside]:
+            del found[name]  # also bound in another way (`self.x, y = ...`, `self.x += ...`), or by another method
+        return found
+
     def _held_by_self(self, class_name: str, name: str) -> Value | None:
         """What the container ``self.<name>`` holds, filled in any method of the class (``self.buffer.append(obs)``)."""
         if name not in self.facts.filled_on_self:

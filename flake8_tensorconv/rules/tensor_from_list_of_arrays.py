@@ -58,7 +58,11 @@ class TensorFromListOfArrays(Rule):
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
-    methods read the container it fills (`random.sample(self.memory, n)`). The
+    methods read the container it fills (`random.sample(self.memory, n)`). An item
+    of a dict that the function makes and fills only with arrays
+    (`vectors[word] = np.array(row)`) is an array, and so is one of such a dict that
+    `__init__` alone keeps on `self` from a method of the class returning it
+    (`self.vectors = self.load_vectors()`, no item stored into it elsewhere). The
     message names the step that made the arrays.
 
     ## Why is this bad?
