@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
@@ -60,10 +61,22 @@ _TRUTH_VALUED = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 
 
 class ExpressionsMixin:
+    # Each node type's handler (``expr_<type>``, None: none), per interpreter class, looked up once: ``getattr(self,
+    # "expr_" + name)`` built a string and a bound method at each of the walk's evaluations.
+    _expr_handlers: dict[type, Callable[..., Value] | None] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._expr_handlers = {}
+
     def eval(self, node: ast.expr) -> Value:
-        handler = getattr(self, "expr_" + type(node).__name__, None)
+        node_type = node.__class__
+        try:
+            handler = self._expr_handlers[node_type]
+        except KeyError:
+            handler = self._expr_handlers[node_type] = getattr(type(self), "expr_" + node_type.__name__, None)
         if handler is not None:
-            value = handler(node)
+            value = handler(self, node)
         else:
             for child in child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -76,7 +89,9 @@ class ExpressionsMixin:
         elif value.kind is Kind.NDARRAY and value.array_origin is None and isinstance(node, ast.Call):
             value = value.with_(array_origin=origin(node))  # the call that made the array: evidence for TCV2xx messages
         self.values[id(node)] = value
-        self._notify(node)
+        listener = self.listener  # _notify, inlined: called at every node the walk evaluates
+        if listener is not None:
+            listener(node, self.state)
         return value
 
     def value_of(self, node: ast.expr) -> Value:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.bindings import ScopeIndex
+from flake8_tensorconv.source import newline_starts
 from flake8_tensorconv.trees import free_names, walk
 from flake8_tensorconv.values import (
     Value,
@@ -438,7 +439,7 @@ class FileFacts:
         """Offsets in ``text`` where each line starts (line N starts at ``line_starts[N - 1]``)."""
         if self._line_starts is None:
             text = self.text or ""
-            self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+            self._line_starts = newline_starts(text)
         return self._line_starts
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from flake8_tensorconv import arrays, environments
 from flake8_tensorconv import knowledge as K
@@ -45,6 +46,14 @@ _TENSOR_BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph
 
 
 class StatementsMixin:
+    # Each statement type's handler (``stmt_<type>``, None: none), per interpreter class, looked up once (as the
+    # expressions' handlers are).
+    _stmt_handlers: dict[type, Callable[..., None] | None] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._stmt_handlers = {}
+
     def walk_module(self) -> None:
         self.walk_body(self.facts.tree.body)
 
@@ -100,14 +109,20 @@ class StatementsMixin:
             self.walk_statement(statement)
 
     def walk_statement(self, node: ast.stmt) -> None:
-        handler = getattr(self, "stmt_" + type(node).__name__, None)
+        node_type = node.__class__
+        try:
+            handler = self._stmt_handlers[node_type]
+        except KeyError:
+            handler = self._stmt_handlers[node_type] = getattr(type(self), "stmt_" + node_type.__name__, None)
         if handler is not None:
-            handler(node)
+            handler(self, node)
         else:
             for child in child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child)
-        self._notify(node)
+        listener = self.listener  # _notify, inlined: called at every node the walk evaluates
+        if listener is not None:
+            listener(node, self.state)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
