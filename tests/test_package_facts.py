@@ -1144,3 +1144,164 @@ def test_what_the_layers_silence_rests_on_holds_at_run_time(tmp_path):
     run = subprocess.run([sys.executable, "-c", RUN_LAYERS, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["forward True True", "built True True", "built_here True True", "squashed False True"]
+
+
+# ------------------------------------------------------------------ findings the package's callers make (round 13)
+AGENT = """\
+import numpy as np
+import torch
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def act(self, state):
+        x = torch.tensor([state], dtype=torch.float32)
+        return self.net(x).argmax().item()
+
+    def learn(self, states):
+        return torch.tensor(states, dtype=torch.float32).mean()
+
+    def unused(self, obs):
+        return torch.tensor([obs])
+"""
+
+PLAY = """\
+import gym
+import torch
+
+from .agent import Agent
+
+env = gym.make("CartPole-v1")
+agent = Agent(torch.nn.Linear(4, 2))
+for episode in range(3):
+    state, _ = env.reset()
+    done = False
+    states = []
+    while not done:
+        action = agent.act(state)
+        state, reward, done, truncated, _ = env.step(action)
+        states.append(state)
+    agent.learn(states)
+"""
+
+
+def lint_findings(path):
+    return lint_source(Source(text=path.read_text()), Settings(), path=str(path))
+
+
+def test_callers_in_another_module_passing_observations_make_findings(tmp_path):
+    """`torch.tensor([state])` of a parameter that every call in the package passes an environment's observation:
+    the finding names the step in the calling module (message and related location); the method nobody calls stays
+    silent, and so does the file read without its package."""
+    folder = make_modules(tmp_path, agent=AGENT, play=PLAY)
+    findings = lint_findings(folder / "agent.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10), ("TCV204", 14)]
+    act, learn = findings
+    assert "(`state` is an array from `env.reset()` on line 9 of play.py: every call in the package passes one)" in act.message
+    assert "(`states` holds arrays from `env.step(action)` on line 14 of play.py" in learn.message
+    assert [(r.path, r.start.line, r.start.column) for r in act.related] == [(str(folder / "play.py"), 9, 15)]
+    assert act.fix is not None and act.fix.applicability.value == "unsafe"  # a caller outside may pass numbers
+    assert lint_text_alone(folder / "agent.py") == []
+
+
+@pytest.mark.parametrize(
+    ("other", "reported"),
+    [
+        # One call passes numbers: not every call passes an array (the policy: all the package's calls, joined).
+        ("from .agent import Agent\n\n\ndef warm_up(agent):\n    agent.act([0.0, 0.0, 0.0, 0.0])\n", []),
+        # A call passes an observation of an environment the package does not show: unknown, silent.
+        ("from .agent import Agent\n\n\ndef replay(agent, env):\n    s = env.reset()\n    agent.act(s)\n", []),
+        # Passed as a value: called out of sight.
+        ("from .agent import Agent\n\n\ndef hooks(agent):\n    return [agent.act]\n", []),
+        # Another observation of an environment observing arrays: still every call.
+        (
+            "import gym\nfrom .agent import Agent\n\n\ndef evaluate(agent):\n    env = gym.make('Pendulum-v1')\n"
+            "    s, _ = env.reset()\n    agent.act(s)\n",
+            [("TCV204", 10)],
+        ),
+    ],
+)
+def test_every_call_in_the_package_must_pass_arrays(tmp_path, other, reported):
+    folder = make_modules(tmp_path, agent=AGENT, play=PLAY.replace("agent.learn(states)", "pass"), other=other)
+    assert [(f.code, f.start.line) for f in lint_findings(folder / "agent.py")] == reported
+
+
+RL_UTILS = """\
+def train_on_policy_agent(env, agent, num_episodes):
+    returns = []
+    for _ in range(num_episodes):
+        state = env.reset()
+        done = False
+        while not done:
+            action = agent.act(state)
+            state, reward, done, _ = env.step(action)
+        returns.append(reward)
+    return returns
+"""
+
+SCRIPT = """\
+import gym
+import torch
+
+import rl_utils
+from agent import Agent
+
+env = gym.make("CartPole-v0")
+agent = Agent(torch.nn.Linear(4, 2))
+rl_utils.train_on_policy_agent(env, agent, 10)
+"""
+
+
+def test_an_environment_a_script_hands_to_a_helper_above_it(tmp_path):
+    """A script in a folder (`ac/`) imports a helper module of the folder above (run from the repository's root); the
+    helper gets the environment as a parameter and passes its observations to the agent's method: two modules away."""
+    (tmp_path / "rl_utils.py").write_text(RL_UTILS)
+    (tmp_path / "ac").mkdir()
+    (tmp_path / "ac" / "agent.py").write_text(AGENT)
+    (tmp_path / "ac" / "a2c.py").write_text(SCRIPT)
+    findings = lint_findings(tmp_path / "ac" / "agent.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10)]
+    assert "from `env.reset()` on line 4 of ../rl_utils.py" in findings[0].message
+    # The same environment's observations, where the script passes an environment nothing says observes arrays.
+    (tmp_path / "ac" / "a2c.py").write_text(SCRIPT.replace('gym.make("CartPole-v0")', 'gym.make("FrozenLake-v1")'))
+    package._LISTINGS.clear()
+    assert lint_findings(tmp_path / "ac" / "agent.py") == []
+
+
+RUN_AGENT = """\
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.agent import Agent
+
+agent = Agent(torch.nn.Linear(4, 2))
+observation = np.zeros(4, dtype=np.float32)  # what a Box space's reset() and step() give
+with warnings.catch_warnings(record=True) as caught:  # torch warns once per process: one method per run
+    warnings.simplefilter("always")
+    if sys.argv[2] == "act":
+        agent.act(observation)
+    else:
+        agent.learn([observation, observation])
+print(sum("list of numpy.ndarrays is extremely slow" in str(w.message) for w in caught))
+fixed = torch.tensor(np.array([observation]), dtype=torch.float32)
+print(torch.equal(fixed, torch.tensor([observation], dtype=torch.float32)))
+"""
+
+
+def test_what_the_callers_observations_make_of_the_method_holds_at_run_time(tmp_path):
+    """TCV204's claim where the package's callers decide it: given the observation arrays, both conversions warn, and
+    the fix's `np.array()` first gives the same tensor."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, agent=AGENT)
+    for method in ("act", "learn"):
+        run = subprocess.run([sys.executable, "-c", RUN_AGENT, str(tmp_path), method], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == ["1", "True"]

@@ -221,11 +221,19 @@ _IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[ \t.]|import[ \t]+([
 
 
 def _imports_from_above(path: str, folder: str) -> bool:
-    """Whether the script ``path`` imports a module that is not beside it but in the folder above (``import rl_utils``
-    in ``AC/a2c.py``, run from the repository's root): the code there calls its functions, so it is read too."""
-    loaded = _read(path)
+    """Whether the script ``path``, or another script beside it, imports a module that is not in their folder but in
+    the folder above (``import rl_utils`` in ``AC/a2c.py``, run from the repository's root): the code there calls
+    the functions of the folder's modules, so it is read too."""
     parent = os.path.dirname(folder)
-    if loaded is None or loaded.text is None or parent == folder:
+    if parent == folder:
+        return False
+    scripts = [path, *(other for other in _package_files(folder, "loose") or () if other != path)]
+    return any(_imports_from(script, folder, parent) for script in scripts)
+
+
+def _imports_from(path: str, folder: str, parent: str) -> bool:
+    loaded = _read(path)
+    if loaded is None or loaded.text is None:
         return False
     for match in _IMPORTED.finditer(loaded.text):
         name = match.group(1) or match.group(2)
