@@ -1305,3 +1305,89 @@ def test_what_the_callers_observations_make_of_the_method_holds_at_run_time(tmp_
         run = subprocess.run([sys.executable, "-c", RUN_AGENT, str(tmp_path), method], capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert run.stdout.splitlines() == ["1", "True"]
+
+
+VIEWS = """\
+import numpy as np
+import torch
+
+
+def show_prob(p):
+    return np.round(p.numpy(), 3)
+
+
+def show_data(p):
+    return p.data.numpy()
+
+
+def to_host(p):
+    return p.cpu().detach()
+"""
+
+SHOW = """\
+import torch
+
+from .views import show_data, show_prob, to_host
+
+net = torch.nn.Linear(4, 2)
+im = torch.ones(1, 4)
+print(show_prob(torch.softmax(net(im), dim=1)))
+print(show_data(net(im)))
+print(to_host(net(im)))
+"""
+
+
+def test_callers_in_another_module_passing_outputs_with_grad_make_findings(tmp_path):
+    """`p.numpy()` of a parameter that every call in the package passes a model's output computed with grad: TCV101,
+    naming the step there; `.cpu()` of a CPU tensor records no copy (TCV103 stays silent)."""
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW)
+    findings = lint_findings(folder / "views.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV101", 6), ("TCV104", 10)]
+    assert findings[0].message.endswith("(`p` comes from `net(im)` on line 7 of show.py, outside `no_grad`)")
+    assert [(r.path, r.start.line) for r in findings[0].related] == [(str(folder / "show.py"), 7)]
+    assert findings[0].fix is not None and findings[0].fix.applicability.value == "unsafe"
+    assert lint_text_alone(folder / "views.py") == [("TCV104", 10)]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("print(show_prob(torch.softmax(net(im), dim=1)))", "with torch.no_grad():\n    print(show_prob(net(im)))"),
+        ("print(show_data(net(im)))", "print(show_data(net(im)))\nprint(show_prob(net(im).detach()))"),
+        ("from .views import show_data, show_prob, to_host", "from .views import show_data, to_host"),
+    ],
+    ids=["under-no-grad", "one-call-detached", "nobody-calls-it"],
+)
+def test_outputs_with_grad_must_reach_every_call(tmp_path, change):
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW.replace(*change))
+    assert ("TCV101", 6) not in [(f.code, f.start.line) for f in lint_findings(folder / "views.py")]
+
+
+RUN_SHOW = """\
+import sys
+
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.views import show_prob
+
+net = torch.nn.Linear(4, 2)
+im = torch.ones(1, 4)
+try:
+    show_prob(torch.softmax(net(im), dim=1))
+except RuntimeError as error:
+    print("raised:", str(error)[:36])
+print(show_prob(torch.softmax(net(im), dim=1).detach()).shape)
+"""
+
+
+def test_what_the_callers_outputs_make_of_the_helper_holds_at_run_time(tmp_path):
+    """TCV101's claim where the package's callers decide it: given the output with grad, `p.numpy()` raises; the fix's
+    `.detach()` gives the values."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, views=VIEWS)
+    run = subprocess.run([sys.executable, "-c", RUN_SHOW, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["raised: Can't call numpy() on Tensor", "(1, 2)"]

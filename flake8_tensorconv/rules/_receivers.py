@@ -12,7 +12,7 @@ import ast
 
 from flake8_tensorconv.rules.base import Context
 from flake8_tensorconv.trees import is_class_name, walk
-from flake8_tensorconv.values import Fact, Grad, Kind
+from flake8_tensorconv.values import Fact, Grad, Kind, Value
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
@@ -114,3 +114,34 @@ def _a_layer_parameter(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr in ("weight", "bias")
+
+
+def requires_grad_as_called(node: ast.expr, ctx: Context) -> Value | None:
+    """What ``node`` holds where the file leaves it unknown and the package's calls decide it: a tensor that requires grad
+    whatever the function is given by the package (every call passes one: a model's output computed with grad on, a
+    parameter), made by a step in another module that the value names. None otherwise (also where nobody calls it).
+
+    Asked only at a sink whose receiver is unknown in the file and rooted at a parameter of the function: the callers
+    are read then, once per function (``Context.elsewhere``)."""
+    if not _rooted_at_parameter(node, ctx):
+        return None
+    known = ctx.elsewhere(node)
+    if known is None:
+        return None
+    value, _ = known  # a tensor that requires grad refuses `.numpy()` in any grad mode
+    origin = value.grad_origin
+    if value.kind is not Kind.TENSOR or value.grad is not Grad.YES or origin is None or origin.path is None:
+        return None
+    return value
+
+
+def _rooted_at_parameter(node: ast.expr, ctx: Context) -> bool:
+    """``x``, ``x.cpu()``, ``x[0]``, ``x.data``...: an expression whose root is a parameter of the function (not ``self``)."""
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} - {"self", "cls"}
+    return isinstance(node, ast.Name) and node.id in names
