@@ -1376,7 +1376,7 @@ im = torch.ones(1, 4)
 try:
     show_prob(torch.softmax(net(im), dim=1))
 except RuntimeError as error:
-    print("raised:", str(error)[:35])
+    print("raised:", str(error)[:28])
 print(show_prob(torch.softmax(net(im), dim=1).detach()).shape)
 """
 
