@@ -5,7 +5,8 @@ how a function or method is called (TCV101, TCV103, TCV104) asks, through ``Cont
 one question: how does the package's code call it? :class:`PackageOracle` lists the files that
 may call it once per process (the folder that imports the package: its scripts, tests and
 sibling packages, where that is small enough, else the package alone; for a file outside any
-package, its folder, or the folder above where a script there names it), keeps their texts while
+package, its folder, or the folder above where a script there names it or where a script of the folder imports a
+module of the folder above), keeps their texts while
 their size and mtime stay the same, parses only the files whose text writes the function's name,
 looks only at the lines that write it, and walks each calling file with the interpreter once per
 process, as far as the functions holding the calls (so that their ``no_grad`` blocks, grad-mode
@@ -23,6 +24,19 @@ whose constructor freezes every parameter for the call's arguments holds none th
 ``forward`` and methods are walked there too. Followed MAX_RETURN_HOPS modules deep, through re-exports of a
 package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
 they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
+
+The package's answers also make findings (round 13), at one kind of site only: a trigger whose value the file leaves
+unknown (where only a strict twin would report) and whose expression is rooted at a parameter of the function being
+walked (`torch.tensor([state])`, `p.numpy()`, `p.data.numpy()`). There the rule asks ``Context.elsewhere`` (the same
+walk as above: once per function, the package's files read once per process) and reports by default where the walk with
+the callers' arguments shows a source on every path: the join of every call the package makes must show it (an
+array in each, a tensor that requires grad in each); one call passing numbers, or a value the package does not know,
+makes the join unknown and the site stays silent. A function nobody in the package calls (public API) has no answer
+and stays silent. The evidence names the step in the calling module: :func:`located` gives the callers' values
+origins with that file's path and code, which messages print as "on line 30 of main.py" and SARIF as a related
+location in that file. The fixes of such findings are unsafe: a caller outside the package may pass anything. Gym
+environments handed on by a caller's caller (``train(env, agent)`` passing ``env.reset()`` to ``agent.act``) are
+followed one level further, as values without grad are (:func:`_parameters_from_package`).
 
 Bounds: at most MAX_PACKAGE_FILES files in at most MAX_FOLDERS folders (a framework's own tree,
 such as torch, is never worked across), files up to MAX_FILE_BYTES, at most MAX_SITES calls.

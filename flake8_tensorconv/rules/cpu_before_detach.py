@@ -126,6 +126,10 @@ class CpuBeforeDetach(Rule):
     optimizer's methods, a function whose package calls it only without grad or
     passes it only values without grad, a forward hook on a model that every call
     of the file runs under `no_grad`; see TCV101). The message names the source.
+    A parameter the file knows nothing of is reported where every call of the
+    function in the package passes a tensor that requires grad and the copy is
+    recorded (a model's output on a GPU moved by `.cpu()`), naming the step in
+    the calling module.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer

@@ -175,7 +175,10 @@ class DataInsteadOfDetach(Rule):
     the package before it is reported, as for TCV101 (every call in the
     package's other modules under `no_grad` / `inference_mode`, or passing
     values without grad, also into a calling function's parameters that it
-    hands on, one level up: silent; one call with grad on keeps it).
+    hands on, one level up: silent; one call with grad on keeps it). Where the
+    file knows nothing of a parameter converted through `.data`, every call of
+    the function in the package passing a tensor that requires grad makes the
+    finding, naming that step (file and line).
 
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op

@@ -46,7 +46,13 @@ class NumpyRequiresGrad(Rule):
     functions that call it, one level up) runs under `no_grad` /
     `inference_mode`, or passes values without grad, it is silent (an
     evaluation loop under `@torch.no_grad()` calling a model's `predict`); one
-    call with grad on keeps it. A calling function's parameter that every
+    call with grad on keeps it. The package also makes findings there: where
+    the file knows nothing of a parameter (`def show_prob(p): p.numpy()`) and
+    every call of the function in the package passes a tensor that requires
+    grad (`show_prob(net(im))` in a script of another module), it is reported,
+    naming that step (file and line); one call passing something else, or no
+    call at all in the package (a public helper), keeps it silent (TCV111
+    reports it). A calling function's parameter that every
     call of it in the package passes without grad holds none where it is
     handed on (a public `show(ids)` handing loaded token ids to a private
     `_decode`), one level up too; a

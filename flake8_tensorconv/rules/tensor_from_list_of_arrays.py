@@ -58,8 +58,15 @@ class TensorFromListOfArrays(Rule):
     dataclass records (`[t.state for t in batch]`), `zip(*batch)`, and the file's
     classes: a replay buffer whose `push(transition)` is called on an instance
     (`memory = ReplayBuffer()`, `self.memory = ReplayBuffer()`) and whose other
-    methods read the container it fills (`random.sample(self.memory, n)`). The
-    message names the step that made the arrays.
+    methods read the container it fills (`random.sample(self.memory, n)`). A
+    list display of a parameter, or a parameter, that the file knows nothing of
+    (`def act(self, state): torch.tensor([state])`) is reported where every call
+    of the function in the package passes arrays (`agent.act(obs)` with
+    `obs = env.reset()` in a training script of another module, also an
+    environment that script hands to a helper that calls `agent.act`); a
+    function nobody in the package calls stays silent. The
+    message names the step that made the arrays (in the other module: its file
+    and line).
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
@@ -108,7 +115,8 @@ class TensorFromListOfArrays(Rule):
     or of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module or from an id held in a
     variable are followed only where the file reads their `observation_space.shape`
     (matched by the last name: `self.env` and `env` alike); those observing
-    integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module. A list of 0-d
+    integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module (a method's
+    parameter stored on `self` by one method and converted by another). A list of 0-d
     arrays is reported: `torch.tensor` raises `TypeError: len() of unsized object`
     on it, and the fix makes it work.
     """
