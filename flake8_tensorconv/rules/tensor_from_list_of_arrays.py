@@ -101,7 +101,9 @@ class TensorFromListOfArrays(Rule):
     `torch.tensor` but float64 through `np.array`), and masked arrays lose their
     mask in NumPy but not in torch. A named list that may change in ways the
     linter does not follow (`insert`, item assignment, passed to a function) is
-    not visible enough either. No fix when the file does not import NumPy
+    not visible enough either, nor is a list that only the package's callers
+    show to hold arrays (a caller outside the package may pass numbers, which
+    `np.array` makes float64). No fix when the file does not import NumPy
     under a name.
 
     ## Known problems
