@@ -1147,7 +1147,7 @@ def test_what_the_layers_silence_rests_on_holds_at_run_time(tmp_path):
 
 
 # ------------------------------------------------------------------ findings the package's callers make (round 13)
-AGENT = """\
+RL_AGENT = """\
 import numpy as np
 import torch
 
@@ -1195,7 +1195,7 @@ def test_callers_in_another_module_passing_observations_make_findings(tmp_path):
     """`torch.tensor([state])` of a parameter that every call in the package passes an environment's observation:
     the finding names the step in the calling module (message and related location); the method nobody calls stays
     silent, and so does the file read without its package."""
-    folder = make_modules(tmp_path, agent=AGENT, play=PLAY)
+    folder = make_modules(tmp_path, agent=RL_AGENT, play=PLAY)
     findings = lint_findings(folder / "agent.py")
     assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10), ("TCV204", 14)]
     act, learn = findings
@@ -1224,7 +1224,7 @@ def test_callers_in_another_module_passing_observations_make_findings(tmp_path):
     ],
 )
 def test_every_call_in_the_package_must_pass_arrays(tmp_path, other, reported):
-    folder = make_modules(tmp_path, agent=AGENT, play=PLAY.replace("agent.learn(states)", "pass"), other=other)
+    folder = make_modules(tmp_path, agent=RL_AGENT, play=PLAY.replace("agent.learn(states)", "pass"), other=other)
     assert [(f.code, f.start.line) for f in lint_findings(folder / "agent.py")] == reported
 
 
@@ -1259,7 +1259,7 @@ def test_an_environment_a_script_hands_to_a_helper_above_it(tmp_path):
     helper gets the environment as a parameter and passes its observations to the agent's method: two modules away."""
     (tmp_path / "rl_utils.py").write_text(RL_UTILS)
     (tmp_path / "ac").mkdir()
-    (tmp_path / "ac" / "agent.py").write_text(AGENT)
+    (tmp_path / "ac" / "agent.py").write_text(RL_AGENT)
     (tmp_path / "ac" / "a2c.py").write_text(SCRIPT)
     findings = lint_findings(tmp_path / "ac" / "agent.py")
     assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10)]
@@ -1300,7 +1300,7 @@ def test_what_the_callers_observations_make_of_the_method_holds_at_run_time(tmp_
     import subprocess
     import sys
 
-    make_modules(tmp_path, agent=AGENT)
+    make_modules(tmp_path, agent=RL_AGENT)
     for method in ("act", "learn"):
         run = subprocess.run([sys.executable, "-c", RUN_AGENT, str(tmp_path), method], capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr

@@ -197,7 +197,7 @@ def _parameter_items(items: ast.expr, ctx: Context) -> bool:
     args = function.args
     names = {arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self", "cls"}
     shown = items.elts if isinstance(items, (ast.List, ast.Tuple)) else [items]
-    return any(isinstance(item, ast.Name) and item.id in names for item in shown)
+    return any(isinstance(item, ast.Name) and item.id in names and ctx.value(item).kind is Kind.UNKNOWN for item in shown)
 
 
 def _shown_item(items: ast.expr, ctx: Context) -> ast.expr | None:
