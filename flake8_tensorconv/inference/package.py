@@ -367,6 +367,19 @@ class PackageOracle:
             return Answer(None, dependencies)
         return Answer(_summarise(self, function, sites, depth, dependencies), dependencies)
 
+    def files_writing(self, name: str) -> int:
+        """How many files of the package other than the linted one write ``name`` (a text search, no parse); the listing's
+        size plus one where there is none."""
+        listing = _listing(self.path)
+        if listing is None:
+            return MAX_PACKAGE_FILES + 1
+        count = 0
+        for path in listing[1]:
+            loaded = _read(path) if path != self.path else None
+            if loaded is not None and loaded.text is not None and name in loaded.text:
+                count += 1
+        return count
+
     # ------------------------------------------------------------------ what the package's functions and classes return
     def definition(self, where: str, facts: FileFacts, chain: tuple[str, ...]) -> _Definition | None:
         """The function or class of another module of the package that the name ``chain`` (``f``, ``utils.f``) of the

@@ -152,6 +152,27 @@ class Context:
         values, modes = walked
         return values[id(node)], modes.get(id(node), True)
 
+    def passed_by_package(self, name: str, files: int | None = None) -> Value | None:
+        """What every call the package makes of the function being walked passes for its parameter ``name`` (joined), as
+        its calling files show it without their own callers; None where the package has no answer (nobody calls it, a
+        name passed as a value...), or where more than ``files`` other files of the package write its name (a library's
+        helper used everywhere: reading them all costs more than such a site is worth). A cheap first question before
+        ``elsewhere``: it walks the calling files only."""
+        function, class_name = self.state.function, self.state.class_name
+        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        tree = self.facts.tree
+        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
+        if function not in (owner.body if owner is not None else tree.body):
+            return None
+        oracle = self.package_oracle()
+        if oracle is None or files is not None and oracle.files_writing(function.name) > files:
+            return None
+        answer = oracle.callers(function, class_name, depth=1)
+        self.dependencies.update(answer.dependencies)
+        self.dependencies.update(oracle.read)
+        return None if answer.summary is None else answer.summary.arguments.get(name)
+
     def as_called(self) -> AsCalled:
         """This context with what ``elsewhere`` knows for ``value``: the file's values where the package's callers
         decide them (unknown where it says nothing). For a rule whose trigger the file alone leaves unknown."""
