@@ -1391,3 +1391,13 @@ def test_what_the_callers_outputs_make_of_the_helper_holds_at_run_time(tmp_path)
     run = subprocess.run([sys.executable, "-c", RUN_SHOW, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["raised: Can't call numpy() on Tensor", "(1, 2)"]
+
+
+def test_a_helper_that_many_modules_write_is_not_asked_to_make_a_grad_finding(tmp_path):
+    """A library's conversion helper named by more than `MAX_CALLING_FILES` other modules: reading them all costs more
+    than the site is worth, so the grad rules leave it to TCV111 there (the silence of unknown)."""
+    from flake8_tensorconv.rules import _receivers
+
+    extra = {f"user{index}": "from .views import show_prob\n" for index in range(_receivers.MAX_CALLING_FILES)}
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW, **extra)
+    assert ("TCV101", 6) not in [(f.code, f.start.line) for f in lint_findings(folder / "views.py")]
