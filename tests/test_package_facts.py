@@ -1401,3 +1401,17 @@ def test_a_helper_that_many_modules_write_is_not_asked_to_make_a_grad_finding(tm
     extra = {f"user{index}": "from .views import show_prob\n" for index in range(_receivers.MAX_CALLING_FILES)}
     folder = make_modules(tmp_path, views=VIEWS, show=SHOW, **extra)
     assert ("TCV101", 6) not in [(f.code, f.start.line) for f in lint_findings(folder / "views.py")]
+
+
+def test_sarif_names_the_callers_step_in_its_own_file(tmp_path, tensorconv):
+    """The related location of a finding the package's callers made is in the calling module (and the cache keeps it)."""
+    import json
+
+    make_modules(tmp_path, agent=RL_AGENT, play=PLAY)
+    for _ in range(2):  # the second run reads the result cache
+        result = tensorconv("check", "--output-format", "sarif", "proj/agent.py", cwd=tmp_path)
+        results = json.loads(result.stdout)["runs"][0]["results"]
+        related = [r["relatedLocations"][0]["physicalLocation"] for r in results if r["ruleId"] == "TCV204"]
+        assert [(place["artifactLocation"]["uri"], place["region"]["startLine"]) for place in related] == [
+            ("proj/play.py", 9), ("proj/play.py", 14)
+        ]
