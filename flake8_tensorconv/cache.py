@@ -175,13 +175,13 @@ def _source_fingerprint() -> str:
 
 # Findings as plain JSON lists: [code, message, line, column, end line, end column, fix or null, cell or null, related],
 # fix: [applicability, message, [[line, column, end line, end column, content], ...]],
-# related: [[line, column, end line, end column, message], ...].
+# related: [[line, column, end line, end column, message, (path, where another module's)], ...].
 def _encode(finding: Finding) -> list[Any]:
     fix = None
     if finding.fix is not None:
         edits = [[e.start.line, e.start.column, e.end.line, e.end.column, e.content] for e in finding.fix.edits]
         fix = [finding.fix.applicability.value, finding.fix.message, edits]
-    related = [[r.start.line, r.start.column, r.end.line, r.end.column, r.message] for r in finding.related]
+    related = [[r.start.line, r.start.column, r.end.line, r.end.column, r.message, *([r.path] if r.path else [])] for r in finding.related]
     return [
         finding.code, finding.message, finding.start.line, finding.start.column, finding.end.line, finding.end.column, fix, finding.cell, related
     ]
@@ -199,7 +199,7 @@ def _finding(item: list[Any]) -> Finding:
             message=str(fix_message),
             edits=tuple(Edit(Position(a, b), Position(c, d), str(content)) for a, b, c, d, content in edits),
         )
-    related = tuple(Related(Position(a, b), Position(c, d), str(text)) for a, b, c, d, text in related_items)
+    related = tuple(Related(Position(a, b), Position(c, d), str(text), *elsewhere) for a, b, c, d, text, *elsewhere in related_items)
     return Finding(
         code=str(code), message=str(message), start=Position(line, column), end=Position(end_line, end_column),
         fix=decoded, cell=cell, related=related,

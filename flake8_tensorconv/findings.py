@@ -47,6 +47,9 @@ class Related(NamedTuple):
     start: Position
     end: Position
     message: str
+    # The file it is in, where that is another module of the package (a caller there, a function it calls); None: the
+    # finding's own file.
+    path: str | None = None
 
 
 class Finding(NamedTuple):

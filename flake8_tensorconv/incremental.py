@@ -427,7 +427,10 @@ def _moved(finding: Finding, lines: int) -> Finding:
     if fix is not None:
         edits = tuple(Edit(move(edit.start), move(edit.end), edit.content) for edit in fix.edits)
         fix = fix._replace(message=renumber(fix.message), edits=edits)
-    related = tuple(Related(move(item.start), move(item.end), renumber(item.message)) for item in finding.related)
+    related = tuple(
+        item._replace(message=renumber(item.message)) if item.path else Related(move(item.start), move(item.end), renumber(item.message))
+        for item in finding.related
+    )
     return finding._replace(message=renumber(finding.message), start=move(finding.start), end=move(finding.end), fix=fix, related=related)
 
 

@@ -92,6 +92,9 @@ class Origin(NamedTuple):
     end_line: int
     end_column: int
     description: str | None = None  # None: the source text there (`model(x)`) says it
+    # Another module of the package where the step is (a caller's argument, a value a function there returns), with
+    # ``description`` set from that module's text; None: the file being linted.
+    path: str | None = None
 
 
 def origin(node: ast.AST, description: str | None = None) -> Origin:

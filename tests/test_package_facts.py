@@ -1144,3 +1144,274 @@ def test_what_the_layers_silence_rests_on_holds_at_run_time(tmp_path):
     run = subprocess.run([sys.executable, "-c", RUN_LAYERS, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["forward True True", "built True True", "built_here True True", "squashed False True"]
+
+
+# ------------------------------------------------------------------ findings the package's callers make (round 13)
+RL_AGENT = """\
+import numpy as np
+import torch
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def act(self, state):
+        x = torch.tensor([state], dtype=torch.float32)
+        return self.net(x).argmax().item()
+
+    def learn(self, states):
+        return torch.tensor(states, dtype=torch.float32).mean()
+
+    def unused(self, obs):
+        return torch.tensor([obs])
+"""
+
+PLAY = """\
+import gym
+import torch
+
+from .agent import Agent
+
+env = gym.make("CartPole-v1")
+agent = Agent(torch.nn.Linear(4, 2))
+for episode in range(3):
+    state, _ = env.reset()
+    done = False
+    states = []
+    while not done:
+        action = agent.act(state)
+        state, reward, done, truncated, _ = env.step(action)
+        states.append(state)
+    agent.learn(states)
+"""
+
+
+def lint_findings(path):
+    return lint_source(Source(text=path.read_text()), Settings(), path=str(path))
+
+
+def test_callers_in_another_module_passing_observations_make_findings(tmp_path):
+    """`torch.tensor([state])` of a parameter that every call in the package passes an environment's observation:
+    the finding names the step in the calling module (message and related location); the method nobody calls stays
+    silent, and so does the file read without its package."""
+    folder = make_modules(tmp_path, agent=RL_AGENT, play=PLAY)
+    findings = lint_findings(folder / "agent.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10), ("TCV204", 14)]
+    act, learn = findings
+    assert "(`state` is an array from `env.reset()` on line 9 of play.py: every call in the package passes one)" in act.message
+    assert "(`states` holds arrays from `env.step(action)` on line 14 of play.py" in learn.message
+    assert [(r.path, r.start.line, r.start.column) for r in act.related] == [(str(folder / "play.py"), 9, 15)]
+    assert act.fix is not None and act.fix.applicability.value == "unsafe"  # a caller outside may pass numbers
+    assert lint_text_alone(folder / "agent.py") == []
+
+
+@pytest.mark.parametrize(
+    ("other", "reported"),
+    [
+        # One call passes numbers: not every call passes an array (the policy: all the package's calls, joined).
+        ("from .agent import Agent\n\n\ndef warm_up(agent):\n    agent.act([0.0, 0.0, 0.0, 0.0])\n", []),
+        # A call passes an observation of an environment the package does not show: unknown, silent.
+        ("from .agent import Agent\n\n\ndef replay(agent, env):\n    s = env.reset()\n    agent.act(s)\n", []),
+        # Passed as a value: called out of sight.
+        ("from .agent import Agent\n\n\ndef hooks(agent):\n    return [agent.act]\n", []),
+        # Another observation of an environment observing arrays: still every call.
+        (
+            "import gym\nfrom .agent import Agent\n\n\ndef evaluate(agent):\n    env = gym.make('Pendulum-v1')\n"
+            "    s, _ = env.reset()\n    agent.act(s)\n",
+            [("TCV204", 10)],
+        ),
+    ],
+)
+def test_every_call_in_the_package_must_pass_arrays(tmp_path, other, reported):
+    folder = make_modules(tmp_path, agent=RL_AGENT, play=PLAY.replace("agent.learn(states)", "pass"), other=other)
+    assert [(f.code, f.start.line) for f in lint_findings(folder / "agent.py")] == reported
+
+
+RL_UTILS = """\
+def train_on_policy_agent(env, agent, num_episodes):
+    returns = []
+    for _ in range(num_episodes):
+        state = env.reset()
+        done = False
+        while not done:
+            action = agent.act(state)
+            state, reward, done, _ = env.step(action)
+        returns.append(reward)
+    return returns
+"""
+
+SCRIPT = """\
+import gym
+import torch
+
+import rl_utils
+from agent import Agent
+
+env = gym.make("CartPole-v0")
+agent = Agent(torch.nn.Linear(4, 2))
+rl_utils.train_on_policy_agent(env, agent, 10)
+"""
+
+
+def test_an_environment_a_script_hands_to_a_helper_above_it(tmp_path):
+    """A script in a folder (`ac/`) imports a helper module of the folder above (run from the repository's root); the
+    helper gets the environment as a parameter and passes its observations to the agent's method: two modules away."""
+    (tmp_path / "rl_utils.py").write_text(RL_UTILS)
+    (tmp_path / "ac").mkdir()
+    (tmp_path / "ac" / "agent.py").write_text(RL_AGENT)
+    (tmp_path / "ac" / "a2c.py").write_text(SCRIPT)
+    findings = lint_findings(tmp_path / "ac" / "agent.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV204", 10)]
+    assert "from `env.reset()` on line 4 of ../rl_utils.py" in findings[0].message
+    # The same environment's observations, where the script passes an environment nothing says observes arrays.
+    (tmp_path / "ac" / "a2c.py").write_text(SCRIPT.replace('gym.make("CartPole-v0")', 'gym.make("FrozenLake-v1")'))
+    package._LISTINGS.clear()
+    assert lint_findings(tmp_path / "ac" / "agent.py") == []
+
+
+RUN_AGENT = """\
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.agent import Agent
+
+agent = Agent(torch.nn.Linear(4, 2))
+observation = np.zeros(4, dtype=np.float32)  # what a Box space's reset() and step() give
+with warnings.catch_warnings(record=True) as caught:  # torch warns once per process: one method per run
+    warnings.simplefilter("always")
+    if sys.argv[2] == "act":
+        agent.act(observation)
+    else:
+        agent.learn([observation, observation])
+print(sum("list of numpy.ndarrays is extremely slow" in str(w.message) for w in caught))
+fixed = torch.tensor(np.array([observation]), dtype=torch.float32)
+print(torch.equal(fixed, torch.tensor([observation], dtype=torch.float32)))
+"""
+
+
+def test_what_the_callers_observations_make_of_the_method_holds_at_run_time(tmp_path):
+    """TCV204's claim where the package's callers decide it: given the observation arrays, both conversions warn, and
+    the fix's `np.array()` first gives the same tensor."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, agent=RL_AGENT)
+    for method in ("act", "learn"):
+        run = subprocess.run([sys.executable, "-c", RUN_AGENT, str(tmp_path), method], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == ["1", "True"]
+
+
+VIEWS = """\
+import numpy as np
+import torch
+
+
+def show_prob(p):
+    return np.round(p.numpy(), 3)
+
+
+def show_data(p):
+    return p.data.numpy()
+
+
+def to_host(p):
+    return p.cpu().detach()
+"""
+
+SHOW = """\
+import torch
+
+from .views import show_data, show_prob, to_host
+
+net = torch.nn.Linear(4, 2)
+im = torch.ones(1, 4)
+print(show_prob(torch.softmax(net(im), dim=1)))
+print(show_data(net(im)))
+print(to_host(net(im)))
+"""
+
+
+def test_callers_in_another_module_passing_outputs_with_grad_make_findings(tmp_path):
+    """`p.numpy()` of a parameter that every call in the package passes a model's output computed with grad: TCV101,
+    naming the step there; `.cpu()` of a CPU tensor records no copy (TCV103 stays silent)."""
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW)
+    findings = lint_findings(folder / "views.py")
+    assert [(f.code, f.start.line) for f in findings] == [("TCV101", 6), ("TCV104", 10)]
+    assert findings[0].message.endswith("(`p` comes from `net(im)` on line 7 of show.py, outside `no_grad`)")
+    assert [(r.path, r.start.line) for r in findings[0].related] == [(str(folder / "show.py"), 7)]
+    assert findings[0].fix is not None and findings[0].fix.applicability.value == "unsafe"
+    assert lint_text_alone(folder / "views.py") == [("TCV104", 10)]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("print(show_prob(torch.softmax(net(im), dim=1)))", "with torch.no_grad():\n    print(show_prob(net(im)))"),
+        ("print(show_data(net(im)))", "print(show_data(net(im)))\nprint(show_prob(net(im).detach()))"),
+        ("from .views import show_data, show_prob, to_host", "from .views import show_data, to_host"),
+    ],
+    ids=["under-no-grad", "one-call-detached", "nobody-calls-it"],
+)
+def test_outputs_with_grad_must_reach_every_call(tmp_path, change):
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW.replace(*change))
+    assert ("TCV101", 6) not in [(f.code, f.start.line) for f in lint_findings(folder / "views.py")]
+
+
+RUN_SHOW = """\
+import sys
+
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from proj.views import show_prob
+
+net = torch.nn.Linear(4, 2)
+im = torch.ones(1, 4)
+try:
+    show_prob(torch.softmax(net(im), dim=1))
+except RuntimeError as error:
+    print("raised:", str(error)[:28])
+print(show_prob(torch.softmax(net(im), dim=1).detach()).shape)
+"""
+
+
+def test_what_the_callers_outputs_make_of_the_helper_holds_at_run_time(tmp_path):
+    """TCV101's claim where the package's callers decide it: given the output with grad, `p.numpy()` raises; the fix's
+    `.detach()` gives the values."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, views=VIEWS)
+    run = subprocess.run([sys.executable, "-c", RUN_SHOW, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["raised: Can't call numpy() on Tensor", "(1, 2)"]
+
+
+def test_a_helper_that_many_modules_write_is_not_asked_to_make_a_grad_finding(tmp_path):
+    """A library's conversion helper named by more than `MAX_CALLING_FILES` other modules: reading them all costs more
+    than the site is worth, so the grad rules leave it to TCV111 there (the silence of unknown)."""
+    from flake8_tensorconv.rules import _receivers
+
+    extra = {f"user{index}": "from .views import show_prob\n" for index in range(_receivers.MAX_CALLING_FILES)}
+    folder = make_modules(tmp_path, views=VIEWS, show=SHOW, **extra)
+    assert ("TCV101", 6) not in [(f.code, f.start.line) for f in lint_findings(folder / "views.py")]
+
+
+def test_sarif_names_the_callers_step_in_its_own_file(tmp_path, tensorconv):
+    """The related location of a finding the package's callers made is in the calling module (and the cache keeps it)."""
+    import json
+
+    make_modules(tmp_path, agent=RL_AGENT, play=PLAY)
+    for _ in range(2):  # the second run reads the result cache
+        result = tensorconv("check", "--output-format", "sarif", "proj/agent.py", cwd=tmp_path)
+        results = json.loads(result.stdout)["runs"][0]["results"]
+        related = [r["relatedLocations"][0]["physicalLocation"] for r in results if r["ruleId"] == "TCV204"]
+        assert [(place["artifactLocation"]["uri"], place["region"]["startLine"]) for place in related] == [
+            ("proj/play.py", 9), ("proj/play.py", 14)
+        ]

@@ -5,7 +5,8 @@ how a function or method is called (TCV101, TCV103, TCV104) asks, through ``Cont
 one question: how does the package's code call it? :class:`PackageOracle` lists the files that
 may call it once per process (the folder that imports the package: its scripts, tests and
 sibling packages, where that is small enough, else the package alone; for a file outside any
-package, its folder, or the folder above where a script there names it), keeps their texts while
+package, its folder, or the folder above where a script there names it or where a script of the folder imports a
+module of the folder above), keeps their texts while
 their size and mtime stay the same, parses only the files whose text writes the function's name,
 looks only at the lines that write it, and walks each calling file with the interpreter once per
 process, as far as the functions holding the calls (so that their ``no_grad`` blocks, grad-mode
@@ -24,6 +25,19 @@ whose constructor freezes every parameter for the call's arguments holds none th
 package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
 they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
 
+The package's answers also make findings (round 13), at one kind of site only: a trigger whose value the file leaves
+unknown (where only a strict twin would report) and whose expression is rooted at a parameter of the function being
+walked (`torch.tensor([state])`, `p.numpy()`, `p.data.numpy()`). There the rule asks ``Context.elsewhere`` (the same
+walk as above: once per function, the package's files read once per process) and reports by default where the walk with
+the callers' arguments shows a source on every path: the join of every call the package makes must show it (an
+array in each, a tensor that requires grad in each); one call passing numbers, or a value the package does not know,
+makes the join unknown and the site stays silent. A function nobody in the package calls (public API) has no answer
+and stays silent. The evidence names the step in the calling module: :func:`located` gives the callers' values
+origins with that file's path and code, which messages print as "on line 30 of main.py" and SARIF as a related
+location in that file. The fixes of such findings are unsafe: a caller outside the package may pass anything. Gym
+environments handed on by a caller's caller (``train(env, agent)`` passing ``env.reset()`` to ``agent.act``) are
+followed one level further, as values without grad are (:func:`_parameters_from_package`).
+
 Bounds: at most MAX_PACKAGE_FILES files in at most MAX_FOLDERS folders (a framework's own tree,
 such as torch, is never worked across), files up to MAX_FILE_BYTES, at most MAX_SITES calls.
 A function passed as a value, registered by a decorator, a dunder or a framework's hook
@@ -38,6 +52,7 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -216,6 +231,35 @@ def _imported_from_above(folder: str) -> bool:
     return False
 
 
+_IMPORTED = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[ \t.]|import[ \t]+([A-Za-z_]\w*))", re.MULTILINE)
+
+
+def _imports_from_above(path: str, folder: str) -> bool:
+    """Whether the script ``path``, or another script beside it, imports a module that is not in their folder but in
+    the folder above (``import rl_utils`` in ``AC/a2c.py``, run from the repository's root): the code there calls
+    the functions of the folder's modules, so it is read too."""
+    parent = os.path.dirname(folder)
+    if parent == folder:
+        return False
+    scripts = [path, *(other for other in _package_files(folder, "loose") or () if other != path)]
+    return any(_imports_from(script, folder, parent) for script in scripts)
+
+
+def _imports_from(path: str, folder: str, parent: str) -> bool:
+    loaded = _read(path)
+    if loaded is None or loaded.text is None:
+        return False
+    for match in _IMPORTED.finditer(loaded.text):
+        name = match.group(1) or match.group(2)
+        beside = os.path.join(folder, name)
+        above = os.path.join(parent, name)
+        if not (os.path.exists(beside + ".py") or os.path.isdir(beside)) and (
+            os.path.isfile(above + ".py") or os.path.isfile(os.path.join(above, "__init__.py"))
+        ):
+            return True
+    return False
+
+
 def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
     """The files that may call the functions of ``path``, and their listing's key: the folder that imports the
     package (its scripts, tests and the packages beside it) where that is small enough, else the package alone;
@@ -227,7 +271,7 @@ def _listing(path: str) -> tuple[str, tuple[str, ...]] | None:
         choices = [(os.path.dirname(top), "tree"), (top, "tree")]
     else:
         choices = [(folder, "tree"), (folder, "loose")]
-        if _imported_from_above(folder):
+        if _imported_from_above(folder) or _imports_from_above(path, folder):
             choices.insert(0, (os.path.dirname(folder), "tree"))
     for root, mode in choices:
         files = _package_files(root, mode)
@@ -322,6 +366,19 @@ class PackageOracle:
         if not sites:
             return Answer(None, dependencies)
         return Answer(_summarise(self, function, sites, depth, dependencies), dependencies)
+
+    def files_writing(self, name: str) -> int:
+        """How many files of the package other than the linted one write ``name`` (a text search, no parse); the listing's
+        size plus one where there is none."""
+        listing = _listing(self.path)
+        if listing is None:
+            return MAX_PACKAGE_FILES + 1
+        count = 0
+        for path in listing[1]:
+            loaded = _read(path) if path != self.path else None
+            if loaded is not None and loaded.text is not None and name in loaded.text:
+                count += 1
+        return count
 
     # ------------------------------------------------------------------ what the package's functions and classes return
     def definition(self, where: str, facts: FileFacts, chain: tuple[str, ...]) -> _Definition | None:
@@ -598,8 +655,48 @@ def _summarise(
                 grad_enabled = True
             receiver_is_class = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id[:1].isupper()
             site = CallSite(call, facts.tree, None, bound=bound and not receiver_is_class)
-            per_site.append(bind_arguments(function, site, interpreter.values))
+            passed = bind_arguments(function, site, interpreter.values)
+            if path != oracle.path:
+                passed = {name: located(value, path, facts.text) for name, value in passed.items()}
+            per_site.append(passed)
     return CallerSummary(join_arguments(per_site), grad_enabled)
+
+
+def located(value: Value, path: str, text: str | None) -> Value:
+    """``value`` as a file other than ``path``'s sees it: the steps its origins name are placed in ``path`` and
+    described with that file's text (``env.reset()``), so that a finding that names one names where it is."""
+    from flake8_tensorconv.values import Origin
+
+    def place(where: Origin | None) -> Origin | None:
+        if where is None or where.path is not None:
+            return where
+        return where._replace(path=path, description=where.description or _code_at(text, where))
+
+    if value.elements is not None:
+        value = value.with_(elements=tuple(located(element, path, text) for element in value.elements))
+    if value.element is not None:
+        value = value.with_(element=located(value.element, path, text))
+    if value.fields:
+        value = value.with_(fields=tuple((name, located(field, path, text)) for name, field in value.fields))
+    if value.grad_origin is None and value.device_origin is None and value.array_origin is None:
+        return value
+    return value.with_(
+        grad_origin=place(value.grad_origin), device_origin=place(value.device_origin), array_origin=place(value.array_origin)
+    )
+
+
+def _code_at(text: str | None, where) -> str:
+    """The code of a step, as a message shows it (`` `env.reset()` ``; long code cut at 40 characters)."""
+    lines = (text or "").splitlines()
+    if not 0 < where.line <= where.end_line <= len(lines):
+        return "a step there"
+    chunk = [line.encode("utf-8") for line in lines[where.line - 1 : where.end_line]]
+    if len(chunk) == 1:
+        chunk[0] = chunk[0][where.column : where.end_column]
+    else:
+        chunk[0], chunk[-1] = chunk[0][where.column :], chunk[-1][: where.end_column]
+    code = " ".join(b" ".join(chunk).decode("utf-8", errors="ignore").split())
+    return f"`{code}`" if len(code) <= 40 else f"`{code[:37]}...`"
 
 
 class _CallingFileWalk:
@@ -672,7 +769,7 @@ def _parameters_from_package(oracle: PackageOracle, path: str, facts: FileFacts,
     calls are walked, once per function, and only for one whose calls name one of its parameters in their arguments
     (a parameter handed on through a local is not followed: reading every caller's callers cost 18 % of the corpus's
     time)."""
-    from flake8_tensorconv.values import Kind
+    from flake8_tensorconv.values import Fact, Kind
 
     followed = (Kind.TENSOR, Kind.NDARRAY, Kind.UNKNOWN, Kind.SEQUENCE, Kind.MAPPING, Kind.ITERABLE)
     for holder, owner in _holders(facts, calls):
@@ -681,15 +778,28 @@ def _parameters_from_package(oracle: PackageOracle, path: str, facts: FileFacts,
             continue
         names = {arg.arg for arg in arguments[owner is not None :]}
         made = [call for call in calls if holder.lineno <= call.lineno <= (holder.end_lineno or 0)]
-        if not any(isinstance(node, ast.Name) and node.id in names for call in made for node in _argument_nodes(call)):
+        if not any(isinstance(node, ast.Name) and node.id in names for call in made for node in _argument_nodes(call)) and not (
+            _observes_a_parameter(holder, names)
+        ):
             continue  # its calls pass none of its parameters on as such: not worth reading its callers for
         facts.package_parameters[id(holder)] = {}
         answer = oracle.callers(holder, owner, depth=1, path=path)
         dependencies.update(answer.dependencies)
         if answer.summary is not None:
             facts.package_parameters[id(holder)] = {
-                name: value for name, value in answer.summary.arguments.items() if value.kind in followed and _grad_free(value)
+                name: value for name, value in answer.summary.arguments.items()
+                if value.kind in followed and _grad_free(value) or Fact.ENVIRONMENT in value.facts
             }
+
+
+def _observes_a_parameter(holder: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> bool:
+    """Whether ``holder`` calls ``reset()`` or ``step(...)`` of one of its parameters (``env.reset()``): gym's API, so
+    the environment its callers pass decides what the observations it hands on are (``agent.act(state)``)."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("reset", "step")
+        and isinstance(node.func.value, ast.Name) and node.func.value.id in names
+        for node in walk(holder)
+    )
 
 
 def _argument_nodes(call: ast.Call):

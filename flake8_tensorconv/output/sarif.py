@@ -67,7 +67,9 @@ def render(reports: Sequence[Report], unsafe_fixes: bool) -> str:
             result["relatedLocations"] = [
                 {
                     "id": number,
-                    "physicalLocation": {"artifactLocation": {"uri": _uri(report.path)}, "region": _region(related.start, related.end)},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(related.path or report.path)}, "region": _region(related.start, related.end)
+                    },
                     "message": {"text": related.message},
                 }
                 for number, related in enumerate(finding.related)

@@ -66,7 +66,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
     if grad_origin is not None:
         what = describe_origin(ctx, grad_origin)
         who = "it" if who == what else who
-        line = ctx.source.describe_line(grad_origin.line)
+        line = ctx.where(grad_origin)
         if what.endswith(".backward()`"):  # the step is the backward pass through it, not where it was made
             clauses.append(f"{who} requires grad: {what} runs on {line}")
         elif what.startswith(_PARAMETER_EVIDENCE):  # no step in sight: the parameter's name or docstring
@@ -82,7 +82,7 @@ def evidence(ctx: Context, subject: ast.expr | None, value: Value, grad: bool, d
         if device_origin == grad_origin:
             clauses[-1] += ", and may be on a GPU"
         else:
-            line = ctx.source.describe_line(device_origin.line)
+            line = ctx.where(device_origin)
             if what.startswith(_PARAMETER_EVIDENCE):
                 clauses.append(f"{who} is {what} on {line}, so it may be on a GPU")
             else:
@@ -103,7 +103,7 @@ def describe_origin(ctx: Context, where: Origin) -> str:
 
 
 def _related(ctx: Context, where: Origin, message: str) -> Related:
-    return Related(ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column), message)
+    return ctx.related(where, message)
 
 
 def first_device_move(expression: ast.expr) -> ast.Attribute | None:

@@ -12,7 +12,7 @@ import ast
 
 from flake8_tensorconv.rules.base import Context
 from flake8_tensorconv.trees import is_class_name, walk
-from flake8_tensorconv.values import Fact, Grad, Kind
+from flake8_tensorconv.values import Fact, Grad, Kind, Value
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
@@ -114,3 +114,46 @@ def _a_layer_parameter(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return isinstance(node, ast.Attribute) and node.attr in ("weight", "bias")
+
+
+# The grad rules ask the package to make a finding only for a function whose name at most this many of its other files
+# write: a script's helper (`show_prob(net(im))`), not a library's conversion helper that every module calls (recbole's
+# 17 such functions tripled its check's time and made no finding).
+MAX_CALLING_FILES = 2
+
+
+def requires_grad_as_called(node: ast.expr, ctx: Context) -> Value | None:
+    """What ``node`` holds where the file leaves it unknown and the package's calls decide it: a tensor that requires grad
+    whatever the function is given by the package (every call passes one: a model's output computed with grad on, a
+    parameter), made by a step in another module that the value names. None otherwise (also where nobody calls it).
+
+    Asked only at a sink whose receiver is unknown in the file and rooted at a parameter of the function: the callers
+    are read then, once per function (``Context.elsewhere``)."""
+    root = _parameter_root(node, ctx)
+    if root is None:
+        return None
+    passed = ctx.passed_by_package(root, files=MAX_CALLING_FILES)
+    if passed is None or passed.kind is not Kind.TENSOR or passed.grad is not Grad.YES:
+        return None  # the calls themselves show no such tensor: the function is not walked again
+    known = ctx.elsewhere(node)
+    if known is None:
+        return None
+    # Grad mode on at a call at least, counting the callers of the calling functions (a model's output computed in a
+    # function that the package runs only under `no_grad` requires none).
+    value, grad_enabled = known
+    origin = value.grad_origin
+    if not grad_enabled or value.kind is not Kind.TENSOR or value.grad is not Grad.YES or origin is None or origin.path is None:
+        return None
+    return value
+
+
+def _parameter_root(node: ast.expr, ctx: Context) -> str | None:
+    """The parameter (not ``self``) at the root of ``x``, ``x.cpu()``, ``x[0]``, ``x.data``..., or None."""
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    arguments = function.args
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)} - {"self", "cls"}
+    return node.id if isinstance(node, ast.Name) and node.id in names else None

@@ -6,7 +6,7 @@ import ast
 from typing import TYPE_CHECKING, ClassVar
 
 from flake8_tensorconv.findings import Applicability, Edit, Finding, Fix, Position, Related
-from flake8_tensorconv.values import Value
+from flake8_tensorconv.values import Origin, Value
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -152,6 +152,48 @@ class Context:
         values, modes = walked
         return values[id(node)], modes.get(id(node), True)
 
+    def passed_by_package(self, name: str, files: int | None = None) -> Value | None:
+        """What every call the package makes of the function being walked passes for its parameter ``name`` (joined), as
+        its calling files show it without their own callers; None where the package has no answer (nobody calls it, a
+        name passed as a value...), or where more than ``files`` other files of the package write its name (a library's
+        helper used everywhere: reading them all costs more than such a site is worth). A cheap first question before
+        ``elsewhere``: it walks the calling files only."""
+        function, class_name = self.state.function, self.state.class_name
+        if self.path is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        tree = self.facts.tree
+        owner = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None) if class_name else None
+        if function not in (owner.body if owner is not None else tree.body):
+            return None
+        oracle = self.package_oracle()
+        if oracle is None or files is not None and oracle.files_writing(function.name) > files:
+            return None
+        answer = oracle.callers(function, class_name, depth=1)
+        self.dependencies.update(answer.dependencies)
+        self.dependencies.update(oracle.read)
+        return None if answer.summary is None else answer.summary.arguments.get(name)
+
+    def as_called(self) -> AsCalled:
+        """This context with what ``elsewhere`` knows for ``value``: the file's values where the package's callers
+        decide them (unknown where it says nothing). For a rule whose trigger the file alone leaves unknown."""
+        return AsCalled(self)
+
+    def where(self, origin: Origin) -> str:
+        """How a message names the line of a step: ``line 12``, or ``line 30 of train.py`` in another module."""
+        if origin.path is None:
+            return self.source.describe_line(origin.line)
+        import os
+
+        here = os.path.dirname(os.path.abspath(self.path or "."))
+        return f"line {origin.line} of {os.path.relpath(origin.path, here).replace(os.sep, '/')}"
+
+    def related(self, origin: Origin, message: str) -> Related:
+        """The step ``origin`` as a finding's related location (in another module where it is there)."""
+        if origin.path is not None:
+            # Another file's columns: its text is not at hand, and ast's byte columns are what SARIF's tools show.
+            return Related(Position(origin.line, origin.column), Position(origin.end_line, origin.end_column), message, origin.path)
+        return Related(self.position(origin.line, origin.column), self.position(origin.end_line, origin.end_column), message)
+
     def package_oracle(self) -> PackageOracle | None:
         from flake8_tensorconv.inference import analyze_file_facts
         from flake8_tensorconv.inference.package import oracle_for
@@ -253,6 +295,21 @@ class Context:
         self.findings.append(
             Finding(code=rule.code, message=message or rule.message, start=self.start(node), end=self.end(node), fix=fix, related=related)
         )
+
+
+class AsCalled:
+    """A context whose ``value`` is what the function holds as the package's modules call it (``Context.elsewhere``);
+    anything else is the context's own."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def value(self, node: ast.expr) -> Value:
+        known = self._ctx.elsewhere(node)
+        return known[0] if known is not None else Value()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._ctx, name)
 
 
 def make_fix(applicability: Applicability, message: str, *edits: Edit) -> Fix:

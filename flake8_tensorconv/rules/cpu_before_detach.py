@@ -5,7 +5,13 @@ from typing import TYPE_CHECKING
 
 from flake8_tensorconv.findings import Applicability, Edit
 from flake8_tensorconv.rules._numpy_call import evidence
-from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import (
+    grad_free_as_called,
+    holds_gradients,
+    only_declared,
+    own_classes_may_have,
+    requires_grad_as_called,
+)
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.values import Device, Fact, Grad, Kind, Value
 
@@ -120,6 +126,10 @@ class CpuBeforeDetach(Rule):
     optimizer's methods, a function whose package calls it only without grad or
     passes it only values without grad, a forward hook on a model that every call
     of the file runs under `no_grad`; see TCV101). The message names the source.
+    A parameter the file knows nothing of is reported where every call of the
+    function in the package passes a tensor that requires grad and the copy is
+    recorded (a model's output on a GPU moved by `.cpu()`), naming the step in
+    the calling module.
 
     Not reported where nothing shows grad (a value of unknown provenance, labels,
     metric state), where the tensor cannot require grad (gradients, integer
@@ -182,6 +192,11 @@ class CpuBeforeDetach(Rule):
         value = ctx.value(receiver)
         if self.reportable(move, receiver, value, ctx, strict=False):
             self.report(node, move, receiver, value, ctx, self.message)
+        elif value.grad is Grad.UNKNOWN and self.reportable(move, receiver, value, ctx, strict=True):
+            # Unknown in the file: the package's calls may show a tensor that requires grad (TCV113 reports it otherwise).
+            known = requires_grad_as_called(receiver, ctx)
+            if known is not None and self.reportable(move, receiver, known, ctx, strict=False):
+                self.report(node, move, receiver, known, ctx, self.message, as_called=True)
 
     def _visit_copied_earlier(self, node: ast.Call, ctx: Context) -> None:
         """``get_action(state).detach()`` where the method returns ``.cpu()`` of its output: the copy was recorded
@@ -242,10 +257,13 @@ class CpuBeforeDetach(Rule):
             return False  # `.cuda()` of a tensor the file put on the GPU is the tensor itself, as `.cpu()` on the CPU
         return not _already_there(move, value, ctx)  # `.to(device)` of a tensor placed with that same `device`
 
-    def report(self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str) -> None:
-        if grad_free_as_called(receiver, ctx):
+    def report(
+        self, node: ast.Call, move: ast.Call, receiver: ast.expr, value: Value, ctx: Context, message: str, as_called: bool = False
+    ) -> None:
+        if not as_called and grad_free_as_called(receiver, ctx):
             return  # the package's callers run the function without grad, or pass what has none
-        safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx)
+        # Where the package's callers decide it, a caller outside it may pass anything: the fix is unsafe.
+        safe = value.kind is Kind.TENSOR and not only_declared(receiver, ctx) and not as_called
         because, related = evidence(ctx, receiver, value, grad=True, device=False)
         fix = self._swap(move, node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
         ctx.report(self, node, message + because, fix, related)

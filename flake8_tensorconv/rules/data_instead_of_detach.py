@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.findings import Applicability, Edit, Related
 from flake8_tensorconv.rules._numpy_call import describe_origin, evidence
-from flake8_tensorconv.rules._receivers import grad_free_as_called, holds_gradients, only_declared, own_classes_may_have
+from flake8_tensorconv.rules._receivers import (
+    grad_free_as_called,
+    holds_gradients,
+    only_declared,
+    own_classes_may_have,
+    requires_grad_as_called,
+)
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
 from flake8_tensorconv.trees import is_class_name, names_a_class_outside, parent_map, statements_after, walk
@@ -192,7 +198,10 @@ class DataInsteadOfDetach(Rule):
     the package before it is reported, as for TCV101 (every call in the
     package's other modules under `no_grad` / `inference_mode`, or passing
     values without grad, also into a calling function's parameters that it
-    hands on, one level up: silent; one call with grad on keeps it).
+    hands on, one level up: silent; one call with grad on keeps it). Where the
+    file knows nothing of a parameter converted through `.data`, every call of
+    the function in the package passing a tensor that requires grad makes the
+    finding, naming that step (file and line).
 
     Not reported, because nothing can be hidden from autograd there:
     - an in-place write through `.data` into a computed tensor that no recorded op
@@ -334,13 +343,18 @@ class DataInsteadOfDetach(Rule):
             because, related = self._made_by(receiver, node, ctx, value, because, related)
             ctx.report(self, node, self.in_place_message + because, self._fix(node, ctx, Applicability.UNSAFE), related)
             return
+        as_called = False
         if not known and not (
             (direct and after in _TORCH_CHAIN or use is _Use.NUMPY and _names_a_parameter(receiver)) and self._unknown_may_be_tensor(receiver, ctx)
         ):
-            return
-        if grad_free_as_called(receiver, ctx):
+            # Unknown in the file: the package's calls may show a tensor that requires grad.
+            elsewhere = requires_grad_as_called(receiver, ctx) if value.grad is Grad.UNKNOWN and ctx.grad_enabled else None
+            if elsewhere is None:
+                return
+            value, known, as_called = elsewhere, True, True
+        if not as_called and grad_free_as_called(receiver, ctx):
             return  # the package's callers run the function without grad, or pass what has none
-        safe = known and not only_declared(receiver, ctx)
+        safe = known and not only_declared(receiver, ctx) and not as_called  # a caller outside the package may pass anything
         because, related = evidence(ctx, receiver, value, grad=value.grad in (Grad.YES, Grad.MAYBE), device=False) if known else ("", ())
         fix = self._fix(node, ctx, Applicability.SAFE if safe else Applicability.UNSAFE)
         ctx.report(self, node, self.message + because, fix, related)

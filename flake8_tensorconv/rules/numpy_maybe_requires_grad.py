@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from flake8_tensorconv.rules._numpy_call import device_rule_reports, foreign_receiver, numpy_call
+from flake8_tensorconv.rules._receivers import requires_grad_as_called
 from flake8_tensorconv.rules.base import Context, Rule
 
 _DEFAULT_TWIN = "TCV101"
@@ -67,7 +68,7 @@ class NumpyMaybeRequiresGrad(Rule):
         call = numpy_call(node, ctx)
         if call is None or not call.grad_risk(ctx, strict=True):
             return
-        if _DEFAULT_TWIN in ctx.enabled_codes and call.grad_risk(ctx):
+        if _DEFAULT_TWIN in ctx.enabled_codes and (call.grad_risk(ctx) or requires_grad_as_called(call.receiver, ctx) is not None):
             return  # TCV101 reports this call
         if foreign_receiver(call.receiver, ctx):
             return

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, numpy_call
-from flake8_tensorconv.rules._receivers import grad_free_as_called
+from flake8_tensorconv.findings import Applicability
+from flake8_tensorconv.rules._numpy_call import device_rule_reports, evidence, foreign_receiver, numpy_call
+from flake8_tensorconv.rules._receivers import grad_free_as_called, requires_grad_as_called
 from flake8_tensorconv.rules.base import Context, Rule
 
 
@@ -47,7 +48,13 @@ class NumpyRequiresGrad(Rule):
     functions that call it, one level up) runs under `no_grad` /
     `inference_mode`, or passes values without grad, it is silent (an
     evaluation loop under `@torch.no_grad()` calling a model's `predict`); one
-    call with grad on keeps it. A calling function's parameter that every
+    call with grad on keeps it. The package also makes findings there: where
+    the file knows nothing of a parameter (`def show_prob(p): p.numpy()`) and
+    every call of the function in the package passes a tensor that requires
+    grad (`show_prob(net(im))` in a script of another module), it is reported,
+    naming that step (file and line); one call passing something else, or no
+    call at all in the package (a public helper), keeps it silent (TCV111
+    reports it). A calling function's parameter that every
     call of it in the package passes without grad holds none where it is
     handed on (a public `show(ids)` handing loaded token ids to a private
     `_decode`), one level up too; a
@@ -118,9 +125,20 @@ class NumpyRequiresGrad(Rule):
 
     def visit_Call(self, node: ast.Call, ctx: Context) -> None:
         call = numpy_call(node, ctx)
-        if call is None or not call.grad_risk(ctx) or grad_free_as_called(call.receiver, ctx):
+        if call is None:
+            return
+        as_called = not call.grad_risk(ctx)
+        if as_called:
+            # Unknown in the file: the package's calls may show a tensor that requires grad (TCV111 reports it otherwise).
+            known = requires_grad_as_called(call.receiver, ctx) if call.grad_risk(ctx, strict=True) else None
+            if known is None or foreign_receiver(call.receiver, ctx):
+                return
+            call = call._replace(value=known)
+        elif grad_free_as_called(call.receiver, ctx):
             return
         # The `.cpu()` part is the device rule's fix where that rule reports this call too.
         fix = call.fix(ctx, detach=True, cpu=call.device_risk() and not device_rule_reports(call, ctx))
+        if fix is not None and as_called:
+            fix = fix._replace(applicability=Applicability.UNSAFE)  # a caller outside the package may pass anything
         because, related = evidence(ctx, call.receiver, call.value, grad=True, device=False)
         ctx.report(self, node, self.message + because, fix, related)

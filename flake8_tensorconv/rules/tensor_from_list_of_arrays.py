@@ -62,8 +62,15 @@ class TensorFromListOfArrays(Rule):
     of a dict that the function makes and fills only with arrays
     (`vectors[word] = np.array(row)`) is an array, and so is one of such a dict that
     `__init__` alone keeps on `self` from a method of the class returning it
-    (`self.vectors = self.load_vectors()`, no item stored into it elsewhere). The
-    message names the step that made the arrays.
+    (`self.vectors = self.load_vectors()`, no item stored into it elsewhere). A
+    list display of a parameter, or a parameter, that the file knows nothing of
+    (`def act(self, state): torch.tensor([state])`) is reported where every call
+    of the function in the package passes arrays (`agent.act(obs)` with
+    `obs = env.reset()` in a training script of another module, also an
+    environment that script hands to a helper that calls `agent.act`); a
+    function nobody in the package calls stays silent. The
+    message names the step that made the arrays (in the other module: its file
+    and line).
 
     ## Why is this bad?
     torch does not see a list of arrays as one block of memory: it walks it
@@ -98,7 +105,9 @@ class TensorFromListOfArrays(Rule):
     `torch.tensor` but float64 through `np.array`), and masked arrays lose their
     mask in NumPy but not in torch. A named list that may change in ways the
     linter does not follow (`insert`, item assignment, passed to a function) is
-    not visible enough either. No fix when the file does not import NumPy
+    not visible enough either, nor is a list that only the package's callers
+    show to hold arrays (a caller outside the package may pass numbers, which
+    `np.array` makes float64). No fix when the file does not import NumPy
     under a name.
 
     ## Known problems
@@ -112,7 +121,8 @@ class TensorFromListOfArrays(Rule):
     or of random draws without a size (`np.random.normal(0, 1)`): numbers too. Environments made in another module or from an id held in a
     variable are followed only where the file reads their `observation_space.shape`
     (matched by the last name: `self.env` and `env` alike); those observing
-    integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module. A list of 0-d
+    integers, tuples or dicts (`FrozenLake`, `Blackjack`) are not followed, nor are buffers filled from another module (a method's
+    parameter stored on `self` by one method and converted by another). A list of 0-d
     arrays is reported: `torch.tensor` raises `TypeError: len() of unsized object`
     on it, and the fix makes it work.
     """
@@ -135,20 +145,26 @@ class TensorFromListOfArrays(Rule):
         if items is None or isinstance(items, ast.GeneratorExp):
             return  # torch.tensor of a generator raises before it looks at the items
         elements = _array_elements(items, ctx)
+        as_called = elements is None and _parameter_items(items, ctx)
+        if as_called:
+            # Unknown in the file, and a parameter's: the package's callers may show the arrays (all of its calls do).
+            elements = _array_elements(items, ctx.as_called())  # type: ignore[arg-type]
         if elements is None:
             return
-        clause, related = _evidence(items, elements, ctx)
+        clause, related = _evidence(items, elements, ctx.as_called() if as_called else ctx)  # type: ignore[arg-type]
+        if as_called and not related:
+            return  # the callers' arrays must be named where the finding is printed
         message = self.message.format(name=ctx.text(node.func), evidence=clause)
-        ctx.report(self, node, message, self._fix(items, elements, node, ctx), related)
+        ctx.report(self, node, message, self._fix(items, elements, node, ctx, as_called), related)
 
-    def _fix(self, items: ast.expr, elements: list[Value], call: ast.Call, ctx: Context) -> Fix | None:
+    def _fix(self, items: ast.expr, elements: list[Value], call: ast.Call, ctx: Context, as_called: bool = False) -> Fix | None:
         numpy = module_alias(ctx, "numpy")
         if numpy is None:
             return None
         dtypes = {element.dtype for element in elements}
         shared = len(dtypes) == 1 and None not in dtypes and not any(arrays.MASKED in e.facts for e in elements)
-        if isinstance(items, ast.Name) and _changed_out_of_sight(items.id, call, ctx):
-            shared = False
+        if as_called or isinstance(items, ast.Name) and _changed_out_of_sight(items.id, call, ctx):
+            shared = False  # a caller outside the package may pass a list of numbers, which `np.array` makes float64
         return make_fix(
             Applicability.SAFE if shared else Applicability.UNSAFE,
             "Convert the list with `np.array()` first",
@@ -171,8 +187,21 @@ def _evidence(items: ast.expr, elements: list[Value], ctx: Context) -> tuple[str
         if shown is not None and f"`{' '.join(ctx.text(shown).split())}`" == what:
             return "", ()  # `[np.load(p) for p in paths]`: the call is right there
         subject = f"`{ctx.text(shown)}` is an array" if shown is not None and _short(ctx.text(shown)) else "its items are arrays"
-    start, end = ctx.position(where.line, where.column), ctx.position(where.end_line, where.end_column)
-    return f" ({subject} from {what} on {ctx.source.describe_line(where.line)})", (Related(start, end, f"a NumPy array: {what}"),)
+    if where.path is not None:
+        return f" ({subject} from {what} on {ctx.where(where)}: every call in the package passes one)", (ctx.related(where, f"a NumPy array: {what}"),)
+    return f" ({subject} from {what} on {ctx.where(where)})", (ctx.related(where, f"a NumPy array: {what}"),)
+
+
+def _parameter_items(items: ast.expr, ctx: Context) -> bool:
+    """Whether the list's items are, or are held by, a parameter of the function being walked (`[state]`, `obs_list`):
+    where the file alone does not know them, its callers in the package may."""
+    function = ctx.state.function
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = function.args
+    names = {arg.arg for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self", "cls"}
+    shown = items.elts if isinstance(items, (ast.List, ast.Tuple)) else [items]
+    return any(isinstance(item, ast.Name) and item.id in names and ctx.value(item).kind is Kind.UNKNOWN for item in shown)
 
 
 def _shown_item(items: ast.expr, ctx: Context) -> ast.expr | None:
