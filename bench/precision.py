@@ -24,10 +24,11 @@ Three sets of labels are scored, each on its own:
 - ``fresh-10``: ``labels-z11/.../z15.jsonl``, labelled out of sight during round 10;
 - ``fresh-11``: ``labels-z16/.../z20.jsonl``, labelled out of sight during round 11;
 - ``fresh-12``: ``labels-z21/z22/z23.jsonl``, labelled out of sight during round 12;
-- ``fresh-13``: for the labels of the next round, made out of sight of it.
+- ``fresh-13``: ``labels-z24/z25/z26/z27.jsonl``, labelled out of sight during round 13;
+- ``fresh-14``: for the labels of the next round, made out of sight of it.
 
-The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-12"
-those of rounds 3 to 12; scored at the end of their round, they are tuning
+The "held-out" and "fresh" parts were the held-out parts of round 2, "fresh-3" to "fresh-13"
+those of rounds 3 to 13; scored at the end of their round, they are tuning
 data since. Only the newest held-out part (``HELD_OUT``) is scored
 with ``--held-out`` alone, at the end of a round of rule work, and its cases are never
 listed, only counted.
@@ -90,9 +91,9 @@ PATTERN_CODES: dict[str, frozenset[str]] = {
 # everyone who worked on the rules in round 2. Both were scored at the end of round 2 and are tuning data
 # since (their cases are listed). "fresh-3" was round 3's held-out part, scored once at its end and tuning
 # data since, as are the held-out parts of rounds 4 to 8 ("fresh-4" to "fresh-8"); the next round's
-# held-out labels go in "fresh-9".
-PARTS = ("dev", "tuning", "held-out", "fresh", *(f"fresh-{round_}" for round_ in range(3, 14)))
-HELD_OUT = ("fresh-13",)
+# held-out labels go in the part HELD_OUT names.
+PARTS = ("dev", "tuning", "held-out", "fresh", *(f"fresh-{round_}" for round_ in range(3, 15)))
+HELD_OUT = ("fresh-14",)
 WILD = ROOT / "bench" / "corpus"
 SPLIT = WILD / "split.txt"
 SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
