@@ -731,6 +731,7 @@ class Initialisation:
                     if isinstance(target, ast.Name):
                         loops.setdefault(target.id, []).append(node)
         initialising: set[int] = set()
+        looping: set[int] = set()  # the methods (of a class's body) holding such a loop over `self.parameters()`
         for node in walk(self.tree):
             if _initialising_method(node):
                 initialising.update(id(call) for call in walk(node) if isinstance(call, ast.Call))
@@ -759,7 +760,12 @@ class Initialisation:
                             cls = self.classes.get(id(loop))
                             if cls is not None and _iterates_parameters(loop.iter):
                                 classes.add(id(cls))
+                                method = _method_of(loop, cls, self.parents)
+                                if method is not None:
+                                    looping.add(id(method))
         own_classes = [node for node in walk(self.tree) if isinstance(node, ast.ClassDef)]
+        if looping:
+            classes.update(id(cls) for cls in own_classes if id(cls) not in classes and self._inherits_loop(cls, looping))
         for cls in own_classes:
             if id(cls) not in classes and self._inherits_reset_of_every_parameter(cls, ctx):
                 classes.add(id(cls))
@@ -779,6 +785,55 @@ class Initialisation:
                     return test
             child, parent = parent, self.parents.get(id(parent))
         return None
+
+    def _inherits_loop(self, cls: ast.ClassDef, looping: set[int]) -> bool:
+        """Whether ``cls`` inherits, from a base class of the file, a method that loops over ``self.parameters()``
+        initialising each: the method Python's MRO resolves for its name is one of ``looping`` (a subclass of the
+        file overriding it wins). A base from elsewhere met first in the MRO may define it: unknown, not inherited."""
+        order = self._mro(cls, 0)
+        if order is None:
+            return False
+        names = {method.name for base in order if isinstance(base, ast.ClassDef) for method in _methods(base).values() if id(method) in looping}
+        for name in names:
+            for base in order:
+                if not isinstance(base, ast.ClassDef):
+                    break  # a base from elsewhere (torch's too): what it defines is not known here
+                method = _methods(base).get(name)
+                if method is not None:
+                    if id(method) in looping:
+                        return True
+                    break
+        return False
+
+    def _mro(self, cls: ast.ClassDef, depth: int) -> list[ast.ClassDef | str] | None:
+        """Python's C3 linearisation of ``cls`` over the file's top-level classes; a base from elsewhere is one
+        opaque entry (its text). None where it fails (an inconsistent order, or too deep)."""
+        if depth > 8:
+            return None
+        own = {node.name: node for node in self.tree.body if isinstance(node, ast.ClassDef)}
+        sequences: list[list[ast.ClassDef | str]] = []
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in own and own[base.id] is not cls:
+                linearised = self._mro(own[base.id], depth + 1)
+                if linearised is None:
+                    return None
+                sequences.append(linearised)
+            else:
+                sequences.append([ast.unparse(base)])
+        sequences.append([sequence[0] for sequence in sequences])  # the bases themselves, in their order
+        result: list[ast.ClassDef | str] = [cls]
+        sequences = [sequence for sequence in sequences if sequence]
+        while sequences:
+            for sequence in sequences:
+                head = sequence[0]
+                if not any(_same(head, other) for rest in sequences for other in rest[1:]):
+                    break
+            else:
+                return None
+            result.append(head)
+            sequences = [[entry for entry in sequence if not _same(entry, head)] for sequence in sequences]
+            sequences = [sequence for sequence in sequences if sequence]
+        return result
 
     def _inherits_reset_of_every_parameter(self, cls: ast.ClassDef, ctx: Context) -> bool:
         """A subclass of a torch module whose ``reset_parameters()`` initialises every parameter (``nn.LSTMCell``)
@@ -920,6 +975,23 @@ def _not_minus_one(op: ast.cmpop, right: ast.expr) -> bool:
     number = right.operand.value if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub) and isinstance(right.operand, ast.Constant) else None
     value = -number if isinstance(number, int) else right.value if isinstance(right, ast.Constant) else None
     return (isinstance(op, (ast.NotEq, ast.Gt)) and value == -1) or (isinstance(op, ast.GtE) and value == 0)
+
+
+def _method_of(node: ast.AST, cls: ast.ClassDef, parents: dict[int, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The method of ``cls``'s body that holds ``node`` (None where ``node`` is in the class body itself)."""
+    child, parent = node, parents.get(id(node))
+    while parent is not None and parent is not cls:
+        child, parent = parent, parents.get(id(parent))
+    return child if parent is cls and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The methods ``cls`` defines, by name (the last definition of a name wins, as in Python)."""
+    return {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _same(one: ast.ClassDef | str, other: ast.ClassDef | str) -> bool:
+    return one is other or (isinstance(one, str) and one == other)
 
 
 def _function_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:

@@ -53,7 +53,9 @@ class LegacyConstructorSize(Rule):
     computed from it, `len(layer(torch.Tensor(1, 3)).flatten())`); where a shape is only
     shown; and for a module's attribute that some initialiser of the file writes
     (`nn.init.normal_(module.weight)` in an `_init_weights`, any call in a method named
-    `reset_parameters` or `init_weights`, a loop over `self.parameters()`, either arm of
+    `reset_parameters` or `init_weights`, a loop over `self.parameters()` (also in a method the class
+    inherits from a base class of the file, the one Python's MRO resolves: a subclass's override wins, and
+    a base from elsewhere met first leaves it unknown), either arm of
     `nn.init.xavier_uniform_(a if c else b)`), except where that initialiser runs only under a test
     of the module's class name (`classname.find('TransformerLM') != -1`, `'Norm' in type(m).__name__`)
     that neither the allocating class nor a subclass of the file passes: then the message names the
