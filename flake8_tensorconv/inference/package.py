@@ -21,7 +21,8 @@ holds carry a :class:`PackageCalls` (``facts.package``), which every walk of the
 the file imports from another module of the package: a function is walked in its module with what the call
 passes and in the call's grad mode (a generator gives what it yields), a class gives an instance (a module
 whose constructor freezes every parameter for the call's arguments holds none that require grad) whose
-``forward`` and methods are walked there too. Followed MAX_RETURN_HOPS modules deep, through re-exports of a
+``forward`` and methods are walked there too (calling it, where the file sees the module's output and its ``forward``
+returns a tuple there, gives the items that ``forward`` shows without grad, the others as the file saw them). Followed MAX_RETURN_HOPS modules deep, through re-exports of a
 package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
 they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
 
@@ -890,6 +891,10 @@ class PackageCalls:
             callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
             if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
                 returned = self._method(interpreter, node, callee, "forward", args)
+                if returned is not None and value.kind is Kind.TENSOR and not _grad_free(returned):
+                    # `loss, acc = model(x, y)`: the file sees the module's output; the items its forward shows
+                    # without grad there (`acc` of a comparison, argmax indices) hold none.
+                    return _grad_free_items(value, returned)
             else:
                 definition = self._definition(interpreter, func)
                 if definition is not None and isinstance(definition.node, ast.ClassDef):
@@ -1001,6 +1006,24 @@ def _refined_items(value: Value, returned: Value) -> Value:
         for item, mine in zip(items, seen)
     )
     return value if refined == seen else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=refined)
+
+
+def _grad_free_items(output: Value, returned: Value) -> Value:
+    """What calling a module of another module of the package returns, ``output`` as the file sees it (the module's
+    output) and ``returned`` what its ``forward`` returns there: where that is a tuple some of whose items are tensors
+    without grad (``return loss, acc`` of an accuracy counted from a comparison), those items, on the device of
+    ``output``; the others as ``output``. ``output`` itself where the file sees no tensor or the forward shows no such
+    item."""
+    from flake8_tensorconv.values import Grad, Kind, Value
+
+    if output.kind is not Kind.TENSOR or returned.kind is not Kind.SEQUENCE or not returned.elements:
+        return output
+    free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
+    if not any(free):
+        return output
+    moved = {"device": output.device, "device_origin": output.device_origin}
+    items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
 
 
 def _derived_classes(facts: FileFacts) -> frozenset[str]:
