@@ -21,8 +21,9 @@ holds carry a :class:`PackageCalls` (``facts.package``), which every walk of the
 the file imports from another module of the package: a function is walked in its module with what the call
 passes and in the call's grad mode (a generator gives what it yields), a class gives an instance (a module
 whose constructor freezes every parameter for the call's arguments holds none that require grad) whose
-``forward`` and methods are walked there too (calling it, where the file sees the module's output and its ``forward``
-returns a tuple there, gives the items that ``forward`` shows without grad, the others as the file saw them). Followed MAX_RETURN_HOPS modules deep, through re-exports of a
+``forward`` and methods are walked there too (calling it, where the file sees the module's output and its
+``forward`` returns a tuple there, gives the items that ``forward`` shows without grad, the others as the file saw
+them). Followed MAX_RETURN_HOPS modules deep, through re-exports of a
 package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
 they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
 
