@@ -634,6 +634,19 @@ def test_the_items_a_model_of_another_module_returns_without_grad(tmp_path):
     assert lint(folder / "trainer.py") == [("TCV101", 20), ("TCV105", 21)]
 
 
+def test_the_items_of_a_model_the_module_builds_at_top_level(tmp_path):
+    """`model = Scored().to(device)` at module level, called in a function: that function calls into the package too."""
+    text = (
+        "import torch\n\nfrom .scored import Scored\n\nmodel = Scored().to('cpu')\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+        "def step(x, labels):\n    loss, acc, index, data, probs, pred = model(x, labels)\n    loss.backward()\n"
+        "    return acc.numpy(), index.numpy(), pred.numpy()\n"
+    )
+    folder = make_modules(tmp_path, scored=SCORED, script=text)
+    assert lint_text_alone(folder / "script.py") == [("TCV101", 12), ("TCV101", 12), ("TCV101", 12)]
+    assert lint(folder / "script.py") == [("TCV101", 12)]
+
+
 RUN_SCORED = """\
 import sys, torch
 sys.path.insert(0, sys.argv[1])

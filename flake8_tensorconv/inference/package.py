@@ -415,6 +415,9 @@ class PackageOracle:
                     names.add(name)
             # The file's classes derived from the package's (their instances inherit its methods).
             names.update(name for name in _derived_classes(facts) if _bases_named(facts, name) & names)
+            # A module-level name bound to what a call of one of them makes (`model = Net().to(device)`): the functions
+            # that use it call into the package too.
+            names.update(_bound_to_package_calls(facts.tree, names))
             self._package_names = frozenset(names)
         if not self._package_names:
             return False
@@ -1007,6 +1010,22 @@ def _refined_items(value: Value, returned: Value) -> Value:
         for item, mine in zip(items, seen)
     )
     return value if refined == seen else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=refined)
+
+
+def _bound_to_package_calls(tree: ast.Module, names: set[str]) -> set[str]:
+    """The module-level names that a top-level assignment binds, alone, to a call of one of ``names`` (moved or cast
+    after it: ``model = Net().to(device)``)."""
+    bound = set()
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+            continue
+        value = statement.value
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
+            value = value.func.value
+        chain = name_chain(value.func) if isinstance(value, ast.Call) else None
+        if chain is not None and chain[0] in names:
+            bound.add(statement.targets[0].id)
+    return bound
 
 
 def _grad_free_items(output: Value, returned: Value) -> Value:
