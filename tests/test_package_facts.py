@@ -578,6 +578,96 @@ def test_what_a_method_of_another_modules_model_returns_under_no_grad_has_a_kind
     assert lint(folder / "synthesize.py") == [("TCV104", 12)]
 
 
+SCORED = """\
+import torch
+
+
+class Scored(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x, labels):
+        pred = self.fc(x)
+        loss = torch.nn.functional.cross_entropy(pred, labels)
+        acc = pred.argmax(1).eq(labels.data).sum()
+        with torch.no_grad():
+            probs = pred.softmax(1)
+        return loss, acc, pred.max(1)[1], pred.data, probs, pred
+"""
+
+USES_SCORED = """\
+import numpy as np
+import torch
+
+from .scored import Scored
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Scored()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def step(self, x, labels):
+        loss, acc, index, data, probs, pred = self.model(x, labels)
+        loss.backward()
+        a = acc.cpu().numpy()
+        b = index.numpy()
+        c = data.numpy()
+        d = probs.numpy()
+        e = self.model(x, labels)[1].numpy()
+        f = pred.cpu().numpy()
+        g = np.asarray(self.model(x, labels)[5])
+        return a, b, c, d, e, f, g
+"""
+
+
+def test_the_items_a_model_of_another_module_returns_without_grad(tmp_path):
+    """`self.model(x, labels)` of a class of another module whose forward returns `loss, acc, indices, .data, probs, pred`:
+    the file alone sees the module's output in every item; the package's walk shows the accuracy (a comparison summed),
+    the argmax indices, `.data` and what `no_grad` made without grad, unpacked or indexed from the call. The model's
+    output itself (`pred`, item 5) still requires grad."""
+    folder = make_modules(tmp_path, scored=SCORED, trainer=USES_SCORED)
+    assert lint_text_alone(folder / "trainer.py") == [
+        ("TCV101", 15), ("TCV101", 16), ("TCV101", 17), ("TCV101", 18), ("TCV101", 19), ("TCV101", 20), ("TCV105", 21),
+    ]
+    assert lint(folder / "trainer.py") == [("TCV101", 20), ("TCV105", 21)]
+
+
+def test_the_items_of_a_model_the_module_builds_at_top_level(tmp_path):
+    """`model = Scored().to(device)` at module level, called in a function: that function calls into the package too."""
+    text = (
+        "import torch\n\nfrom .scored import Scored\n\nmodel = Scored().to('cpu')\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+        "def step(x, labels):\n    loss, acc, index, data, probs, pred = model(x, labels)\n    loss.backward()\n"
+        "    return acc.numpy(), index.numpy(), pred.numpy()\n"
+    )
+    folder = make_modules(tmp_path, scored=SCORED, script=text)
+    assert lint_text_alone(folder / "script.py") == [("TCV101", 12), ("TCV101", 12), ("TCV101", 12)]
+    assert lint(folder / "script.py") == [("TCV101", 12)]
+
+
+RUN_SCORED = """\
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from proj.scored import Scored
+items = Scored()(torch.ones(2, 4), torch.tensor([0, 1]))
+print(*(item.requires_grad for item in items))
+"""
+
+
+def test_what_the_items_rest_on_holds_at_run_time(tmp_path):
+    """The items the package's walk shows without grad are made without grad when the code runs; the output is not."""
+    import subprocess
+    import sys
+
+    make_modules(tmp_path, scored=SCORED)
+    command = [sys.executable, "-c", RUN_SCORED, str(tmp_path)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "False", "False", "False", "False", "True"]
+
+
 # ------------------------------------------------------------------ what the callers of a caller pass (round 9)
 STORE = """\
 import torch

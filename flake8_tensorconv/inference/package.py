@@ -21,7 +21,9 @@ holds carry a :class:`PackageCalls` (``facts.package``), which every walk of the
 the file imports from another module of the package: a function is walked in its module with what the call
 passes and in the call's grad mode (a generator gives what it yields), a class gives an instance (a module
 whose constructor freezes every parameter for the call's arguments holds none that require grad) whose
-``forward`` and methods are walked there too. Followed MAX_RETURN_HOPS modules deep, through re-exports of a
+``forward`` and methods are walked there too (calling it, where the file sees the module's output and its
+``forward`` returns a tuple there, gives the items that ``forward`` shows without grad, the others as the file saw
+them). Followed MAX_RETURN_HOPS modules deep, through re-exports of a
 package's ``__init__.py``, only into the files listed for the linted file. The answers are trusted only where
 they show no grad: they drop findings, never make one. The walk that rules listen to never asks.
 
@@ -413,6 +415,9 @@ class PackageOracle:
                     names.add(name)
             # The file's classes derived from the package's (their instances inherit its methods).
             names.update(name for name in _derived_classes(facts) if _bases_named(facts, name) & names)
+            # A module-level name bound to what a call of one of them makes (`model = Net().to(device)`): the functions
+            # that use it call into the package too.
+            names.update(_bound_to_package_calls(facts.tree, names))
             self._package_names = frozenset(names)
         if not self._package_names:
             return False
@@ -890,6 +895,10 @@ class PackageCalls:
             callee = interpreter.values.get(id(func)) if not isinstance(func, ast.Attribute) else _held_by_self(interpreter, func, receiver)
             if callee is not None and callee.kind is Kind.MODULE and (callee.instance_of or "").startswith(PACKAGE_CLASS):
                 returned = self._method(interpreter, node, callee, "forward", args)
+                if returned is not None and value.kind is Kind.TENSOR and not _grad_free(returned):
+                    # `loss, acc = model(x, y)`: the file sees the module's output; the items its forward shows
+                    # without grad there (`acc` of a comparison, argmax indices) hold none.
+                    return _grad_free_items(value, returned)
             else:
                 definition = self._definition(interpreter, func)
                 if definition is not None and isinstance(definition.node, ast.ClassDef):
@@ -1001,6 +1010,40 @@ def _refined_items(value: Value, returned: Value) -> Value:
         for item, mine in zip(items, seen)
     )
     return value if refined == seen else Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=refined)
+
+
+def _bound_to_package_calls(tree: ast.Module, names: set[str]) -> set[str]:
+    """The module-level names that a top-level assignment binds, alone, to a call of one of ``names`` (moved or cast
+    after it: ``model = Net().to(device)``)."""
+    bound = set()
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+            continue
+        value = statement.value
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
+            value = value.func.value
+        chain = name_chain(value.func) if isinstance(value, ast.Call) else None
+        if chain is not None and chain[0] in names:
+            bound.add(statement.targets[0].id)
+    return bound
+
+
+def _grad_free_items(output: Value, returned: Value) -> Value:
+    """What calling a module of another module of the package returns, ``output`` as the file sees it (the module's
+    output) and ``returned`` what its ``forward`` returns there: where that is a tuple some of whose items are tensors
+    without grad (``return loss, acc`` of an accuracy counted from a comparison), those items, on the device of
+    ``output``; the others as ``output``. ``output`` itself where the file sees no tensor or the forward shows no such
+    item."""
+    from flake8_tensorconv.values import Grad, Kind, Value
+
+    if output.kind is not Kind.TENSOR or returned.kind is not Kind.SEQUENCE or not returned.elements:
+        return output
+    free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
+    if not any(free):
+        return output
+    moved = {"device": output.device, "device_origin": output.device_origin}
+    items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
 
 
 def _derived_classes(facts: FileFacts) -> frozenset[str]:

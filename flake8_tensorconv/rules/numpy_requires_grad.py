@@ -37,6 +37,10 @@ class NumpyRequiresGrad(Rule):
     `self(x)` and `model(x)` are no grad source; where it returns a tuple,
     each item it shows without grad (an action drawn with `dist.sample()`
     beside its log-probability) is none, unpacked or indexed from the call.
+    So is each such item of a module whose class another module of the
+    package defines, its `forward` walked there when the finding asks
+    (`loss, acc = self.model(x, y)` with `acc` counted from `pred.eq(y)`,
+    argmax indices, `.data`); the module's output itself still requires grad.
 
     A parameter named or documented as a model's output (`logits`, `preds`) is
     evidence only where the function has no caller in the file (a public
