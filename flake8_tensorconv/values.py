@@ -269,6 +269,22 @@ def device_origin_of(values: Iterable[Value]) -> Origin | None:
     )
 
 
+def grad_free_items(output: Value, returned: Value | None) -> Value:
+    """What calling a module returns where ``output`` is its output as the caller sees it and ``returned`` what its
+    ``forward`` returns: where that is a tuple some of whose items are tensors without grad (``return loss, acc`` of
+    an accuracy counted from a comparison, ``return action, dist.log_prob(action)`` of a sampled action), those items
+    on the device of ``output``, the others as ``output``; ``output`` itself where it is no tensor or the forward
+    shows no such item."""
+    if output.kind is not Kind.TENSOR or returned is None or returned.kind is not Kind.SEQUENCE or not returned.elements:
+        return output
+    free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
+    if not any(free):
+        return output
+    moved = {"device": output.device, "device_origin": output.device_origin}
+    items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
+    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
+
+
 def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     """Merge two paths' variables; a name bound on one path only keeps that binding."""
     merged = dict(a)

@@ -869,7 +869,7 @@ class PackageCalls:
     def refine(self, interpreter, node: ast.Call, value: Value) -> Value:
         """What ``node`` returns, ``value`` as the file alone sees it: an instance where it builds a class of another
         module, a value without grad where the package's code shows one (and the file did not)."""
-        from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
+        from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value, grad_free_items
 
         if self.oracle.depth >= MAX_RETURN_HOPS or _grad_free(value):
             return value
@@ -898,7 +898,7 @@ class PackageCalls:
                 if returned is not None and value.kind is Kind.TENSOR and not _grad_free(returned):
                     # `loss, acc = model(x, y)`: the file sees the module's output; the items its forward shows
                     # without grad there (`acc` of a comparison, argmax indices) hold none.
-                    return _grad_free_items(value, returned)
+                    return grad_free_items(value, returned)
             else:
                 definition = self._definition(interpreter, func)
                 if definition is not None and isinstance(definition.node, ast.ClassDef):
@@ -1026,24 +1026,6 @@ def _bound_to_package_calls(tree: ast.Module, names: set[str]) -> set[str]:
         if chain is not None and chain[0] in names:
             bound.add(statement.targets[0].id)
     return bound
-
-
-def _grad_free_items(output: Value, returned: Value) -> Value:
-    """What calling a module of another module of the package returns, ``output`` as the file sees it (the module's
-    output) and ``returned`` what its ``forward`` returns there: where that is a tuple some of whose items are tensors
-    without grad (``return loss, acc`` of an accuracy counted from a comparison), those items, on the device of
-    ``output``; the others as ``output``. ``output`` itself where the file sees no tensor or the forward shows no such
-    item."""
-    from flake8_tensorconv.values import Grad, Kind, Value
-
-    if output.kind is not Kind.TENSOR or returned.kind is not Kind.SEQUENCE or not returned.elements:
-        return output
-    free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
-    if not any(free):
-        return output
-    moved = {"device": output.device, "device_origin": output.device_origin}
-    items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
-    return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
 
 
 def _derived_classes(facts: FileFacts) -> frozenset[str]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.inference.support import element_of, flatten, is_staticmethod, root_name
 from flake8_tensorconv.trees import child_nodes, is_self_attribute, walk
-from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, join, join_all, origin
+from flake8_tensorconv.values import UNKNOWN, Device, Fact, Grad, Kind, Origin, Value, grad_free_items, join, join_all, origin
 
 if TYPE_CHECKING:
     from flake8_tensorconv.inference.files import FileFacts
@@ -872,14 +872,7 @@ class SummariesMixin:
             return output
         class_name = self.state.class_name if Fact.SELF in module.facts else module.instance_of
         returned = self.facts.method_returns.get((class_name, "forward()")) if class_name is not None else None
-        if returned is None or returned.kind is not Kind.SEQUENCE or not returned.elements:
-            return output
-        free = [item.kind is Kind.TENSOR and item.grad is Grad.NO for item in returned.elements]
-        if not any(free):
-            return output
-        moved = {"device": output.device, "device_origin": output.device_origin}
-        items = tuple(item.with_(**moved) if is_free else output for item, is_free in zip(returned.elements, free))
-        return Value(kind=Kind.SEQUENCE, grad=Grad.NO, elements=items)
+        return grad_free_items(output, returned)
 
     def _stored_by_methods(self, class_name: str, name: str) -> Value | None:
         """What ``self.<name>`` holds where methods other than ``__init__`` store it (``__init__`` stores at most
