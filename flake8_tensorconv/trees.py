@@ -76,6 +76,13 @@ def is_self_attribute(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def is_number_literal(node: ast.AST) -> bool:
+    """A number written in the code, signed or not (``2``, ``-0.5``; not ``True``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
 def is_class_name(name: str) -> bool:
     """A CamelCase name, as classes are written (``Linear``, ``AudioDecoder``; not ``ALL_CAPS`` constants)."""
     return name[:1].isupper() and not name.isupper()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from flake8_tensorconv import knowledge as K
 from flake8_tensorconv.rules.base import Context
-from flake8_tensorconv.trees import is_self_attribute, last_name, name_chain, statements_after
+from flake8_tensorconv.trees import is_number_literal, is_self_attribute, last_name, name_chain, statements_after
 from flake8_tensorconv.values import UNKNOWN, Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ class _Question:
             if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult)):
                 return False
             # `x ** 2` keeps `x`, not its result; `x ** y` and `2 ** x` keep the result.
-            return not (isinstance(node.op, ast.Pow) and _is_number(node.right) and not _is_number(node.left))
+            return not (isinstance(node.op, ast.Pow) and is_number_literal(node.right) and not is_number_literal(node.left))
         if isinstance(node, ast.UnaryOp):
             return not isinstance(node.op, (ast.USub, ast.UAdd))
         if isinstance(node, ast.Call):
@@ -511,7 +511,7 @@ class _Question:
         return not all(self._holds_no_grad(operand) for operand in operands)
 
     def _holds_no_grad(self, node: ast.expr) -> bool:
-        if _is_number(node):
+        if is_number_literal(node):
             return True
         value = self.module.value(node)
         return value.kind is Kind.NUMBER or (value.kind in (Kind.TENSOR, Kind.NDARRAY) and value.grad is Grad.NO)
@@ -570,9 +570,3 @@ def _subclasses(name: str, classes: dict[str, ast.ClassDef]) -> list[ast.ClassDe
                 names.add(cls.name)
                 changed = True
     return found
-
-
-def _is_number(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)

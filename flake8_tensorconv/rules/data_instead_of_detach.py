@@ -17,7 +17,7 @@ from flake8_tensorconv.rules._receivers import (
 )
 from flake8_tensorconv.rules._saved_for_backward import kept_for_backward
 from flake8_tensorconv.rules.base import Context, Rule, make_fix
-from flake8_tensorconv.trees import is_class_name, names_a_class_outside, parent_map, statements_after, walk
+from flake8_tensorconv.trees import is_class_name, is_number_literal, names_a_class_outside, parent_map, statements_after, walk
 from flake8_tensorconv.values import INTEGER_DTYPES, Fact, Grad, Kind, Value, origin
 
 if TYPE_CHECKING:
@@ -859,7 +859,7 @@ def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | Non
         elif legacy:
             name = "zeros"
         if name == "tensor":
-            flat = isinstance(size, ast.List) and size.elts and all(_is_number_literal(item) for item in size.elts)
+            flat = isinstance(size, ast.List) and size.elts and all(is_number_literal(item) for item in size.elts)
             return 1 if flat else None
         if name not in _SIZED_FACTORIES:
             return None
@@ -879,12 +879,6 @@ def _factory_dims(receiver: ast.expr, ctx: Context, depth: int = 0) -> int | Non
         dims = {_factory_dims(binding.value, ctx, depth + 1) for binding in bindings}  # type: ignore[arg-type]
         return 1 if dims == {1} else None
     return None
-
-
-def _is_number_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _torch_layer(module: ast.expr, ctx: Context, depth: int = 0) -> str | None:
